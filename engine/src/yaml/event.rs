@@ -7,7 +7,8 @@
 /// (columns count characters, as go-yaml does).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Mark {
-    /// Byte offset from the start of the input.
+    /// Offset from the start of the input in characters (go-yaml counts
+    /// characters, not bytes; comment attribution compares these).
     pub index: usize,
     /// 0-based line.
     pub line: usize,

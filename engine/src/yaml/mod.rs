@@ -20,5 +20,6 @@
 pub mod chars;
 pub mod event;
 pub mod node;
+pub mod resolve;
 
 pub use node::{Kind, Node, Style};
