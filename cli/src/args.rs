@@ -1,0 +1,61 @@
+//! Command-line flags. Doc comments are the `--help` text.
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, Parser, Subcommand};
+
+/// Render kpt package hierarchies, byte for byte as `kpt fn render` does.
+#[derive(Debug, Parser)]
+#[command(name = "krmgraph", version)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Render a package hierarchy: run every Kptfile pipeline, depth-first,
+    /// and write the result (kpt's `kpt fn render`).
+    Render(RenderArgs),
+}
+
+/// Flags of `krmgraph render` (the flags of `kpt fn render`).
+#[derive(Debug, clap::Args)]
+pub struct RenderArgs {
+    /// The root package directory.
+    #[arg(default_value = ".")]
+    pub pkg_path: PathBuf,
+
+    /// Where to write the result: `stdout` (a ResourceList), `unwrap`
+    /// (plain multi-document YAML), or a directory that must not exist.
+    /// Default: in place.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<String>,
+
+    /// Write `results.yaml` (every executed function and its results) here.
+    #[arg(long = "results-dir")]
+    pub results_dir: Option<PathBuf>,
+
+    /// Allow `exec:` functions (local executables) to run.
+    #[arg(long = "allow-exec")]
+    pub allow_exec: bool,
+
+    /// Allow container functions network access.
+    #[arg(long = "allow-network")]
+    pub allow_network: bool,
+
+    /// When to pull function images: Always, IfNotPresent or Never.
+    #[arg(long = "image-pull-policy", default_value = "IfNotPresent")]
+    pub image_pull_policy: String,
+
+    /// Accepted for kpt compatibility; WASM functions are not supported.
+    #[arg(long = "allow-alpha-wasm")]
+    pub allow_alpha_wasm: bool,
+
+    /// Truncate function Results and Stderr to 4 lines.
+    #[arg(long = "truncate-output", action = ArgAction::Set, num_args = 0..=1,
+          default_value_t = true, default_missing_value = "true", require_equals = true)]
+    pub truncate_output: bool,
+}

@@ -1,0 +1,147 @@
+//! `krmgraph render`: flags to options, the engine's events to kpt's
+//! progress text on stderr, and the result to stdout, files and exit code.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use krmgraph_engine::event::{kpt_log, Event, Reporter};
+use krmgraph_engine::fnruntime::RunnerOptions;
+use krmgraph_engine::render::{render, Output, RenderFailure, RenderOptions};
+
+use crate::args::RenderArgs;
+
+/// Prints events as kpt does, as they happen.
+struct StderrReporter {
+    truncate: bool,
+}
+
+impl Reporter for StderrReporter {
+    fn report(&mut self, event: &Event) {
+        let _ = std::io::stderr().write_all(kpt_log(event, self.truncate).as_bytes());
+    }
+}
+
+/// Runs `krmgraph render`; the exit code is kpt's (0 or 1).
+pub fn run(args: RenderArgs) -> ExitCode {
+    match try_run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(()) => ExitCode::from(1),
+    }
+}
+
+fn fail(message: &str) {
+    eprint!("Error: {message} \n");
+}
+
+fn try_run(args: RenderArgs) -> Result<(), ()> {
+    let output = match args.output.as_deref() {
+        None | Some("") => Output::InPlace,
+        Some("stdout") => Output::Stdout,
+        Some("unwrap") => Output::Unwrap,
+        Some(dir) => {
+            if std::fs::symlink_metadata(dir).is_ok() {
+                fail(&format!(
+                    "directory {} already exists, please delete the directory and retry",
+                    krmgraph_engine::gostr::quote(dir)
+                ));
+                return Err(());
+            }
+            Output::Dir(PathBuf::from(dir))
+        }
+    };
+    if let Some(dir) = &args.results_dir {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            fail(&format!("{}: {e}", dir.display()));
+            return Err(());
+        }
+    }
+    let pkg = resolve_symlink(&args.pkg_path)?;
+    let options = RenderOptions {
+        output: output.clone(),
+        results_dir: args.results_dir.clone(),
+        runner: RunnerOptions {
+            allow_exec: args.allow_exec,
+            allow_network: args.allow_network,
+            image_pull_policy: args.image_pull_policy.clone(),
+            truncate_output: args.truncate_output,
+        },
+    };
+    let mut reporter = StderrReporter { truncate: args.truncate_output };
+    match render(&pkg, &options, &mut reporter) {
+        Ok(outcome) => {
+            if output == Output::InPlace {
+                eprintln!(
+                    "Successfully executed {} function(s) in {} package(s).",
+                    outcome.functions, outcome.packages
+                );
+            }
+            let _ = std::io::stdout().write_all(&outcome.stdout);
+            print_results_file(outcome.results_file.as_deref());
+            Ok(())
+        }
+        Err(failure) => {
+            report_failure(&failure);
+            Err(())
+        }
+    }
+}
+
+fn print_results_file(file: Option<&Path>) {
+    if let Some(file) = file {
+        eprintln!("For complete results, see {}", file.display());
+    }
+}
+
+fn report_failure(failure: &RenderFailure) {
+    print_results_file(failure.results_file.as_deref());
+    let error = &failure.error;
+    if error.already_reported() {
+        return;
+    }
+    if error.printed_bare() {
+        eprint!("{error} \n");
+    } else {
+        fail(&error.to_string());
+    }
+}
+
+/// kpt's `ResolveSymlink`: a symlinked package path is resolved, with a
+/// warning that symlinks inside the package are ignored.
+fn resolve_symlink(path: &Path) -> Result<PathBuf, ()> {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let resolved = match eval_symlinks(path) {
+        Ok(p) => p,
+        Err(e) => {
+            fail(&format!(
+                "lstat {}: {}",
+                path.display(),
+                krmgraph_engine::fnruntime::exec::go_errno_text(&e)
+            ));
+            return Err(());
+        }
+    };
+    if is_link {
+        eprintln!(
+            "[WARN] resolved symlink {} to {}, please note that the symlinks within the package are ignored",
+            krmgraph_engine::gostr::quote(&path.to_string_lossy()),
+            krmgraph_engine::gostr::quote(&resolved.to_string_lossy())
+        );
+    }
+    Ok(resolved)
+}
+
+/// Go's `filepath.EvalSymlinks`: resolves links but keeps a relative path
+/// relative.
+fn eval_symlinks(path: &Path) -> std::io::Result<PathBuf> {
+    let canonical = std::fs::canonicalize(path)?;
+    if path.is_absolute() {
+        return Ok(canonical);
+    }
+    let cwd = std::fs::canonicalize(std::env::current_dir()?)?;
+    match canonical.strip_prefix(&cwd) {
+        Ok(rel) if rel.as_os_str().is_empty() => Ok(PathBuf::from(".")),
+        Ok(rel) => Ok(rel.to_path_buf()),
+        Err(_) => Ok(canonical),
+    }
+}

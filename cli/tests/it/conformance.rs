@@ -1,0 +1,362 @@
+//! The conformance runner: executes kpt-style e2e cases against krmgraph,
+//! exactly as kpt's own harness does (`../shared/conformance/README.md`):
+//! copy the case to `<tmp>/<name>`, commit it to a fresh git repository,
+//! render twice (the second run checks idempotency), and compare the exit
+//! code, stderr/stdout substrings, `results.yaml` and `git diff` against the
+//! case's `.expected/`. In `exec.sh`, `kpt fn render` means krmgraph (a `kpt`
+//! shim on `PATH` forwards to it).
+//!
+//! The project's own cases under `testdata/render` always run; the corpus in
+//! `KRMGRAPH_CONFORMANCE_DIR` runs when the variable is set (CI points it at
+//! `../shared/conformance/kpt-fn-render`). Each run prints one line per case
+//! and a total, and fails if a case listed as `pass` in
+//! `testdata/conformance/<corpus>.expected` does not pass.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use krmgraph_engine::yaml::{decode::parse_documents, Kind};
+
+use crate::util::{copy_tree, krmgraph_bin, repo_root};
+
+/// What `.expected/config.yaml` asks for.
+#[derive(Debug, Default)]
+struct CaseConfig {
+    exit_code: i32,
+    std_err: String,
+    std_err_regex: Option<String>,
+    std_out: String,
+    allow_exec: bool,
+    image_pull_policy: Option<String>,
+    disable_output_truncate: bool,
+    skip: bool,
+    test_type: String,
+}
+
+/// The result of one case.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Pass,
+    Fail(String),
+    Skip(String),
+}
+
+fn read_config(expected: &Path) -> Result<CaseConfig, String> {
+    let mut config = CaseConfig::default();
+    let Ok(bytes) = std::fs::read(expected.join("config.yaml")) else {
+        return Ok(config);
+    };
+    let docs = parse_documents(&bytes).map_err(|e| format!("config.yaml: {e}"))?;
+    let Some(root) = docs.first().and_then(|d| d.content.first()) else {
+        return Ok(config);
+    };
+    if root.kind != Kind::Mapping {
+        return Ok(config);
+    }
+    for pair in root.content.chunks(2) {
+        let (key, value) = (&pair[0].value, pair[1].value.clone());
+        let truthy = value == "true";
+        match key.as_str() {
+            "exitCode" => config.exit_code = value.parse().unwrap_or(0),
+            "stdErr" => config.std_err = value,
+            "stdErrRegEx" => config.std_err_regex = Some(value),
+            "stdOut" => config.std_out = value,
+            "allowExec" => config.allow_exec = truthy,
+            "imagePullPolicy" => config.image_pull_policy = Some(value),
+            "disableOutputTruncate" => config.disable_output_truncate = truthy,
+            "skip" => config.skip = truthy,
+            "testType" => config.test_type = value,
+            _ => {}
+        }
+    }
+    Ok(config)
+}
+
+/// kpt's harness replaces the duration of `[PASS] "x" in 1.2s` lines with
+/// `0s` before comparing stderr.
+fn sanitize_stderr(stderr: &str) -> String {
+    stderr
+        .split('\n')
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if (line.starts_with("[PASS]") || line.starts_with("[FAIL]")) && fields.len() == 4 && fields[2] == "in" {
+                format!("{} {} in 0s", fields[0], fields[1])
+            } else {
+                line.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn git(dir: &Path, args: &[&str]) -> Output {
+    Command::new("git")
+        .args(["-c", "user.name=none", "-c", "user.email=none", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_DIFF_OPTS", "")
+        .output()
+        .expect("git runs")
+}
+
+/// A directory holding a `kpt` shim that forwards `kpt fn render|eval` to
+/// krmgraph, for `exec.sh` scripts.
+fn kpt_shim(tmp: &Path) -> PathBuf {
+    let dir = tmp.join("shim");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = format!(
+        "#!/usr/bin/env bash\nif [ \"$1\" = fn ] && [ \"$2\" = render ]; then shift 2; exec {bin} render \"$@\"; fi\n\
+         if [ \"$1\" = fn ] && [ \"$2\" = eval ]; then shift 2; exec {bin} fn eval \"$@\"; fi\n\
+         echo \"kpt shim: unsupported command: $*\" >&2; exit 2\n",
+        bin = krmgraph_bin().display()
+    );
+    let path = dir.join("kpt");
+    std::fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+fn run_bash(script: &Path, cwd: &Path, shim: &Path) -> Output {
+    let path = format!("{}:{}", shim.display(), std::env::var("PATH").unwrap_or_default());
+    Command::new("bash").arg(script).current_dir(cwd).env("PATH", path).output().expect("bash runs")
+}
+
+fn render_command(pkg: &Path, config: &CaseConfig, results: Option<&Path>) -> Output {
+    let mut cmd = Command::new(krmgraph_bin());
+    cmd.arg("render").arg(pkg);
+    if let Some(dir) = results {
+        cmd.arg("--results-dir").arg(dir);
+    }
+    if let Some(policy) = &config.image_pull_policy {
+        cmd.arg("--image-pull-policy").arg(policy);
+    }
+    if config.allow_exec {
+        cmd.arg("--allow-exec");
+    }
+    if config.disable_output_truncate {
+        cmd.arg("--truncate-output=false");
+    }
+    // kpt's harness runs from its e2e directory; relative exec paths in the
+    // corpus are relative to that, which the case directory's parent mimics.
+    cmd.current_dir(pkg.parent().unwrap());
+    cmd.output().expect("krmgraph runs")
+}
+
+fn first_difference(want: &str, got: &str) -> String {
+    let (want, got) = (want.trim(), got.trim());
+    for (i, (w, g)) in want.lines().zip(got.lines()).enumerate() {
+        if w != g {
+            return format!("line {}: want {w:?}, got {g:?}", i + 1);
+        }
+    }
+    format!("want {} lines, got {} lines", want.lines().count(), got.lines().count())
+}
+
+/// Runs one case directory (the one holding `.expected/`).
+fn run_case(case: &Path) -> Outcome {
+    let expected = case.join(".expected");
+    let config = match read_config(&expected) {
+        Ok(c) => c,
+        Err(e) => return Outcome::Fail(e),
+    };
+    if config.skip {
+        return Outcome::Skip("the case sets `skip: true`".into());
+    }
+    if !config.test_type.is_empty() && config.test_type != "render" {
+        return Outcome::Skip(format!("testType `{}` (kpt fn eval) is not implemented", config.test_type));
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let pkg = tmp.path().join(case.file_name().unwrap());
+    if let Err(e) = copy_tree(case, &pkg) {
+        return Outcome::Fail(format!("copying the case: {e}"));
+    }
+    let shim = kpt_shim(tmp.path());
+    git(&pkg, &["init", "-q"]);
+    git(&pkg, &["add", "--all"]);
+    git(&pkg, &["commit", "-qm", "first", "--allow-empty"]);
+    let first = String::from_utf8_lossy(&git(&pkg, &["log", "-n", "1", "--pretty=format:%h"]).stdout).to_string();
+    let results_dir = expected.join("results.yaml").exists().then(|| tmp.path().join("results"));
+    for run in 0..2 {
+        if expected.join("setup.sh").exists() {
+            run_bash(&expected.join("setup.sh"), &pkg, &shim);
+        }
+        let out = if expected.join("exec.sh").exists() {
+            run_bash(&expected.join("exec.sh"), &pkg, &shim)
+        } else {
+            render_command(&pkg, &config, results_dir.as_deref())
+        };
+        let stderr = sanitize_stderr(&String::from_utf8_lossy(&out.stderr));
+        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+        let code = out.status.code().unwrap_or(-1);
+        if code != config.exit_code {
+            return unavailable_image(&stderr).unwrap_or_else(|| {
+                Outcome::Fail(format!(
+                    "run {}: exit code {code}, want {}; stderr: {}",
+                    run + 1,
+                    config.exit_code,
+                    stderr.trim()
+                ))
+            });
+        }
+        if run == 0 {
+            if let Some(failure) = check_first_run(&config, &stderr, &stdout, results_dir.as_deref(), &expected) {
+                return Outcome::Fail(failure);
+            }
+        }
+        git(&pkg, &["add", "--all"]);
+        git(&pkg, &["commit", "-qm", "second", "--allow-empty"]);
+        let diff = String::from_utf8_lossy(&git(&pkg, &["diff", &first, "HEAD"]).stdout).to_string();
+        let want = std::fs::read_to_string(expected.join("diff.patch")).unwrap_or_default();
+        if diff.trim() != want.trim() {
+            return Outcome::Fail(format!("run {}: diff.patch differs: {}", run + 1, first_difference(&want, &diff)));
+        }
+        if expected.join("teardown.sh").exists() {
+            run_bash(&expected.join("teardown.sh"), &pkg, &shim);
+        }
+        if code != 0 {
+            break;
+        }
+    }
+    Outcome::Pass
+}
+
+/// A case that failed because it needs a function krmgraph cannot run yet
+/// is skipped, naming the image.
+fn unavailable_image(stderr: &str) -> Option<Outcome> {
+    let marker = "is not a built-in and no container engine is available";
+    let line = stderr.lines().find(|l| l.contains(marker))?;
+    Some(Outcome::Skip(format!("needs a container function: {}", line.trim_start_matches("Error: ").trim())))
+}
+
+fn check_first_run(
+    config: &CaseConfig,
+    stderr: &str,
+    stdout: &str,
+    results_dir: Option<&Path>,
+    expected: &Path,
+) -> Option<String> {
+    if !stderr.contains(&config.std_err) {
+        return Some(format!("stderr does not contain {:?}; stderr: {:?}", config.std_err, stderr));
+    }
+    if let Some(re) = &config.std_err_regex {
+        if !regex::Regex::new(re).is_ok_and(|re| re.is_match(stderr)) {
+            return Some(format!("stderr does not match /{re}/"));
+        }
+    }
+    if !stdout.contains(&config.std_out) {
+        return Some(format!("stdout does not contain {:?}; stdout: {:?}", config.std_out, stdout));
+    }
+    let dir = results_dir?;
+    let got = std::fs::read_dir(dir)
+        .ok()
+        .and_then(|mut entries| entries.next())
+        .and_then(|e| e.ok())
+        .and_then(|e| std::fs::read_to_string(e.path()).ok())
+        .unwrap_or_default();
+    let want = std::fs::read_to_string(expected.join("results.yaml")).unwrap_or_default();
+    (got.trim() != want.trim()).then(|| format!("results.yaml differs: {}", first_difference(&want, &got)))
+}
+
+/// Every case under `root` (a directory holding `.expected/`), sorted.
+fn find_cases(root: &Path) -> Vec<PathBuf> {
+    let mut cases = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        if dir.join(".expected").is_dir() {
+            cases.push(dir.clone());
+        }
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if path.is_dir() && !path.is_symlink() && name != ".expected" && name != ".git" {
+                stack.push(path);
+            }
+        }
+    }
+    cases.sort();
+    cases
+}
+
+/// `<case> pass|skip` lines: what CI holds the corpus to.
+fn read_expectations(file: &Path) -> BTreeMap<String, String> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut parts = l.split_whitespace();
+            Some((parts.next()?.to_string(), parts.next()?.to_string()))
+        })
+        .collect()
+}
+
+/// Runs every case under `root`, prints a line per case and the total, and
+/// returns the names of cases expected to pass that did not.
+fn run_corpus(label: &str, root: &Path, expectations: &BTreeMap<String, String>) -> Vec<String> {
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    let mut regressions = Vec::new();
+    for case in find_cases(root) {
+        let name = case.strip_prefix(root).unwrap().to_string_lossy().to_string();
+        let outcome = run_case(&case);
+        match &outcome {
+            Outcome::Pass => {
+                passed += 1;
+                println!("{label}: pass {name}");
+            }
+            Outcome::Fail(why) => {
+                failed += 1;
+                println!("{label}: FAIL {name}: {why}");
+            }
+            Outcome::Skip(why) => {
+                skipped += 1;
+                println!("{label}: skip {name}: {why}");
+            }
+        }
+        let expected_pass = expectations.get(&name).map(String::as_str) == Some("pass");
+        if expected_pass && outcome != Outcome::Pass {
+            regressions.push(name);
+        }
+    }
+    println!("{label}: {passed} passed, {failed} failed, {skipped} skipped");
+    regressions
+}
+
+#[test]
+fn project_cases() {
+    let root = repo_root().join("testdata/render");
+    if !root.is_dir() {
+        return;
+    }
+    // Every project case must pass.
+    let all: BTreeMap<String, String> =
+        find_cases(&root).iter().map(|c| (c.strip_prefix(&root).unwrap().to_string_lossy().to_string(), "pass".to_string())).collect();
+    let regressions = run_corpus("testdata/render", &root, &all);
+    assert!(regressions.is_empty(), "project cases failed: {regressions:?}");
+}
+
+#[test]
+fn corpus_cases() {
+    let Ok(dir) = std::env::var("KRMGRAPH_CONFORMANCE_DIR") else {
+        eprintln!("skipping corpus_cases: KRMGRAPH_CONFORMANCE_DIR is not set");
+        return;
+    };
+    let root = PathBuf::from(dir);
+    let corpus = root.file_name().unwrap().to_string_lossy().to_string();
+    let expectations = read_expectations(&repo_root().join(format!("testdata/conformance/{corpus}.expected")));
+    let regressions = run_corpus(&corpus, &root, &expectations);
+    assert!(regressions.is_empty(), "cases expected to pass did not: {regressions:?}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitizes_durations() {
+        let s = "[PASS] \"gcr.io/x\" in 1.2s\n[RUNNING] \"y\"\n[FAIL] \"z\" in 300ms";
+        assert_eq!(sanitize_stderr(s), "[PASS] \"gcr.io/x\" in 0s\n[RUNNING] \"y\"\n[FAIL] \"z\" in 0s");
+    }
+}

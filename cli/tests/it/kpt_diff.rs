@@ -1,0 +1,310 @@
+//! Differential tests against the real `kpt fn render`: the same package is
+//! rendered by kpt and by krmgraph, and the resulting trees, exit codes,
+//! stdout and stderr (timings and temp paths normalised) must be identical.
+//!
+//! Inputs: every fixture in `testdata/yaml` (one per formatting fact of
+//! kpt-render.md §5, plus anchors, tags, flow comments, block headers, CRLF,
+//! empty files, ...), a generated 1 MB document, the error fixtures in
+//! `testdata/yaml-errors`, and the input files of every case of the kpt
+//! conformance corpus (when `KRMGRAPH_CONFORMANCE_DIR` is set), each with
+//! no pipeline and with an identity `exec: cat` pipeline.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::util::{copy_tree, kpt_available, krmgraph_bin, repo_root};
+
+/// What a render left behind.
+#[derive(Debug, PartialEq)]
+pub struct Rendered {
+    pub exit_code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+/// Every file under `dir` (relative slash path → bytes), skipping `.git`.
+pub fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_name() == ".git" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+                let bytes = if meta.file_type().is_symlink() {
+                    format!("symlink -> {}", std::fs::read_link(&path).unwrap().display()).into_bytes()
+                } else {
+                    std::fs::read(&path).unwrap_or_default()
+                };
+                files.insert(rel, bytes);
+            }
+        }
+    }
+    files
+}
+
+/// Replaces `[PASS] "x" in 1.2s` timings and the temp root in stderr.
+pub fn normalise(text: &str, root: &Path) -> String {
+    let text = text.replace(&root.to_string_lossy().to_string(), "<ROOT>");
+    text.split('\n')
+        .map(|line| {
+            if line.starts_with("[PASS]") || line.starts_with("[FAIL]") {
+                if let Some(i) = line.rfind(" in ") {
+                    return format!("{} in <T>", &line[..i]);
+                }
+            }
+            line.to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("command runs")
+}
+
+/// Renders a copy of `pkg` with `tool` (`kpt` or krmgraph) under
+/// `<work>/<tool>/<name>` and returns what it left.
+pub fn render_with(tool: &str, work: &Path, pkg: &Path, args: &[&str]) -> Rendered {
+    let base = work.join(tool);
+    let _ = std::fs::remove_dir_all(&base);
+    let dest = base.join(pkg.file_name().unwrap());
+    copy_tree(pkg, &dest).unwrap();
+    let mut cmd = if tool == "kpt" {
+        let mut c = Command::new("kpt");
+        c.args(["fn", "render"]);
+        c
+    } else {
+        let mut c = Command::new(krmgraph_bin());
+        c.arg("render");
+        c
+    };
+    let args: Vec<String> = args.iter().map(|a| a.replace("<RESULTS>", &base.join("results").to_string_lossy())).collect();
+    cmd.arg(&dest).args(&args).current_dir(&base);
+    let out = run(&mut cmd);
+    let mut files = read_tree(&dest);
+    if let Ok(results) = std::fs::read(base.join("results/results.yaml")) {
+        files.insert("<results.yaml>".into(), normalise(&String::from_utf8_lossy(&results), &base).into_bytes());
+    }
+    Rendered {
+        exit_code: out.status.code().unwrap_or(-1),
+        stdout: normalise(&String::from_utf8_lossy(&out.stdout), &base),
+        stderr: normalise(&String::from_utf8_lossy(&out.stderr), &base),
+        files,
+    }
+}
+
+/// The first difference between two renders, for a readable failure.
+pub fn describe_difference(kpt: &Rendered, ours: &Rendered) -> Option<String> {
+    if kpt.exit_code != ours.exit_code {
+        return Some(format!(
+            "exit code: kpt {} krmgraph {}\nkpt stderr:\n{}\nkrmgraph stderr:\n{}",
+            kpt.exit_code, ours.exit_code, kpt.stderr, ours.stderr
+        ));
+    }
+    let names: std::collections::BTreeSet<&String> = kpt.files.keys().chain(ours.files.keys()).collect();
+    for name in names {
+        match (kpt.files.get(name), ours.files.get(name)) {
+            (Some(a), Some(b)) if a == b => {}
+            (a, b) => {
+                return Some(format!(
+                    "file {name} differs\n--- kpt\n{}\n--- krmgraph\n{}",
+                    a.map(|x| String::from_utf8_lossy(x).to_string()).unwrap_or("<missing>".into()),
+                    b.map(|x| String::from_utf8_lossy(x).to_string()).unwrap_or("<missing>".into())
+                ))
+            }
+        }
+    }
+    if kpt.stdout != ours.stdout {
+        return Some(format!("stdout differs\n--- kpt\n{}\n--- krmgraph\n{}", kpt.stdout, ours.stdout));
+    }
+    if kpt.stderr != ours.stderr {
+        return Some(format!("stderr differs\n--- kpt\n{}\n--- krmgraph\n{}", kpt.stderr, ours.stderr));
+    }
+    None
+}
+
+/// Renders `pkg` with both tools and returns the difference, if any.
+pub fn compare(work: &Path, pkg: &Path, args: &[&str]) -> Option<String> {
+    let kpt = render_with("kpt", work, pkg, args);
+    let ours = render_with("krmgraph", work, pkg, args);
+    describe_difference(&kpt, &ours)
+}
+
+const KPTFILE_NO_PIPELINE: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n";
+const CAT_PIPELINE: &str = "pipeline:\n  mutators:\n  - exec: cat\n";
+
+/// Removes the `pipeline:` block of a Kptfile's text (and, with `cat`,
+/// appends an identity exec pipeline instead).
+pub fn replace_pipeline(kptfile: &str, cat: bool) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in kptfile.split_inclusive('\n') {
+        let top_level = !line.starts_with([' ', '\t', '#', '\n', '\r']) && !line.trim().is_empty();
+        if top_level {
+            skipping = line.starts_with("pipeline:");
+        }
+        if !skipping {
+            out.push_str(line);
+        }
+    }
+    if cat {
+        if !out.ends_with('\n') && !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(CAT_PIPELINE);
+    }
+    out
+}
+
+/// Rewrites every Kptfile under `dir` with [`replace_pipeline`].
+fn rewrite_kptfiles(dir: &Path, cat: bool) {
+    for (rel, bytes) in read_tree(dir) {
+        if rel == "Kptfile" || rel.ends_with("/Kptfile") {
+            let text = String::from_utf8_lossy(&bytes);
+            std::fs::write(dir.join(&rel), replace_pipeline(&text, cat)).unwrap();
+        }
+    }
+}
+
+/// Builds `<work>/src/<name>`: a package holding `files` and a Kptfile.
+fn package_of(work: &Path, name: &str, files: &[PathBuf], cat: bool) -> PathBuf {
+    let pkg = work.join("src").join(name);
+    let _ = std::fs::remove_dir_all(&pkg);
+    std::fs::create_dir_all(&pkg).unwrap();
+    let kptfile = if cat { format!("{KPTFILE_NO_PIPELINE}{CAT_PIPELINE}") } else { KPTFILE_NO_PIPELINE.to_string() };
+    std::fs::write(pkg.join("Kptfile"), kptfile).unwrap();
+    for f in files {
+        std::fs::copy(f, pkg.join(f.file_name().unwrap())).unwrap();
+    }
+    pkg
+}
+
+fn fixtures(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo_root().join(dir))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
+fn check_all(cases: Vec<(String, PathBuf, Vec<&str>)>, work: &Path) {
+    let mut failures = Vec::new();
+    for (label, pkg, args) in &cases {
+        match compare(work, pkg, args) {
+            None => println!("same: {label}"),
+            Some(diff) => {
+                println!("DIFFERENT: {label}\n{diff}");
+                failures.push(label.clone());
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} renders differ from kpt: {failures:?}", failures.len(), cases.len());
+}
+
+#[test]
+fn yaml_fixtures_match_kpt() {
+    if !kpt_available("yaml_fixtures_match_kpt") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
+    for cat in [false, true] {
+        let suffix = if cat { "cat" } else { "no-pipeline" };
+        let args = if cat { vec!["--allow-exec"] } else { vec![] };
+        for f in fixtures("testdata/yaml") {
+            let name = format!("{}-{suffix}", f.file_name().unwrap().to_string_lossy().replace('.', "_"));
+            let pkg = package_of(work.path(), &name, &[f.clone()], cat);
+            cases.push((name, pkg, args.clone()));
+        }
+        let all = package_of(work.path(), &format!("all-{suffix}"), &fixtures("testdata/yaml"), cat);
+        cases.push((format!("all-{suffix}"), all, args.clone()));
+        for f in fixtures("testdata/yaml-errors") {
+            let name = format!("error-{}-{suffix}", f.file_name().unwrap().to_string_lossy().replace('.', "_"));
+            let pkg = package_of(work.path(), &name, &[f.clone()], cat);
+            cases.push((name, pkg, args.clone()));
+        }
+    }
+    check_all(cases, work.path());
+}
+
+/// A ~1 MB manifest: many documents with comments, lists and block scalars.
+fn big_manifest() -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while out.len() < 1 << 20 {
+        out.push_str(&format!(
+            "# resource {i}\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app-{i} # kpt-set: ${{name}}\n  labels:\n    app: app-{i}\nspec:\n  replicas: {r}\n  template:\n    spec:\n      containers:\n        - name: c\n          image: \"nginx:1.{r}\"\n          args: [\"-v\", '{i}']\n          command:\n            - sh\n            - -c\n            - |\n              echo {i}\n              sleep 1\n---\n",
+            r = i % 7
+        ));
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn one_megabyte_document_matches_kpt() {
+    if !kpt_available("one_megabyte_document_matches_kpt") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let big = work.path().join("big.yaml");
+    std::fs::write(&big, big_manifest()).unwrap();
+    let mut cases = Vec::new();
+    for cat in [false, true] {
+        let name = if cat { "big-cat" } else { "big-no-pipeline" };
+        let pkg = package_of(work.path(), name, &[big.clone()], cat);
+        cases.push((name.to_string(), pkg, if cat { vec!["--allow-exec"] } else { vec![] }));
+    }
+    check_all(cases, work.path());
+}
+
+#[test]
+fn conformance_inputs_match_kpt() {
+    if !kpt_available("conformance_inputs_match_kpt") {
+        return;
+    }
+    let Ok(dir) = std::env::var("KRMGRAPH_CONFORMANCE_DIR") else {
+        eprintln!("skipping conformance_inputs_match_kpt: KRMGRAPH_CONFORMANCE_DIR is not set");
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let mut cases = Vec::new();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for case in entries.into_iter().filter(|p| p.is_dir()) {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        for cat in [false, true] {
+            let label = format!("{name}-{}", if cat { "cat" } else { "no-pipeline" });
+            let pkg = work.path().join("src").join(&label);
+            copy_tree(&case, &pkg).unwrap();
+            rewrite_kptfiles(&pkg, cat);
+            cases.push((label, pkg, if cat { vec!["--allow-exec"] } else { vec![] }));
+        }
+    }
+    check_all(cases, work.path());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_pipelines() {
+        let k = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\npipeline:\n  mutators:\n    - image: a\ninfo:\n  description: d\n";
+        assert_eq!(replace_pipeline(k, false), "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\ninfo:\n  description: d\n");
+        assert!(replace_pipeline(k, true).ends_with("description: d\npipeline:\n  mutators:\n  - exec: cat\n"));
+    }
+}

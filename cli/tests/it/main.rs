@@ -1,0 +1,8 @@
+//! The krmgraph integration tests: one binary, one module per area.
+//!
+//! Tests that need the real `kpt` binary skip with a printed reason when it
+//! is missing, and fail instead when `KRMGRAPH_REQUIRE_KPT=1` is set (CI).
+
+mod conformance;
+mod kpt_diff;
+mod util;

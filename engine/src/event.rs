@@ -1,0 +1,96 @@
+//! What a render reports while it runs. The engine never prints; it sends
+//! [`Event`]s to a [`Reporter`], and [`kpt_log`] turns them into the exact
+//! progress text `kpt fn render` writes to stderr.
+
+use std::time::Duration;
+
+use crate::fnruntime::results::{results_block, stderr_block, ResultItem};
+
+/// One thing that happened during a render.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// A package's pipeline is about to run (printed for every package).
+    PackageStarted {
+        /// The package's display path.
+        display_path: String,
+    },
+    /// A package with a non-empty pipeline finished.
+    PackageFinished,
+    /// A function is starting.
+    FunctionStarted {
+        /// Image or exec command line.
+        name: String,
+        /// Number of selected resources, when selectors or exclusions apply.
+        selected: Option<usize>,
+    },
+    /// A function succeeded.
+    FunctionPassed {
+        /// Image or exec command line.
+        name: String,
+        /// Wall time.
+        duration: Duration,
+        /// Results it reported.
+        results: Vec<ResultItem>,
+        /// What it wrote to stderr.
+        stderr: String,
+    },
+    /// A function failed.
+    FunctionFailed {
+        /// Image or exec command line.
+        name: String,
+        /// Wall time.
+        duration: Duration,
+        /// Results it reported.
+        results: Vec<ResultItem>,
+        /// For a non-zero exit: its stderr and exit code.
+        exit: Option<(String, i32)>,
+    },
+    /// A warning that does not stop the render.
+    Warning(String),
+}
+
+/// Receives events as a render progresses.
+pub trait Reporter {
+    /// Called for every event, in order.
+    fn report(&mut self, event: &Event);
+}
+
+/// A reporter that keeps every event, for tests.
+#[derive(Default, Debug)]
+pub struct RecordingReporter {
+    /// Events in the order they were reported.
+    pub events: Vec<Event>,
+}
+
+impl Reporter for RecordingReporter {
+    fn report(&mut self, event: &Event) {
+        self.events.push(event.clone());
+    }
+}
+
+/// kpt's stderr text for an event. `truncate` is `--truncate-output`.
+pub fn kpt_log(event: &Event, truncate: bool) -> String {
+    let pass_or_fail = |status: &str, name: &str, d: &Duration| {
+        format!("[{status}] {} in {}\n", crate::gostr::quote(name), crate::gostr::duration_100ms(*d))
+    };
+    match event {
+        Event::PackageStarted { display_path } => format!("Package {}: \n", crate::gostr::quote(display_path)),
+        Event::PackageFinished => "\n".to_string(),
+        Event::FunctionStarted { name, selected } => match selected {
+            Some(n) => format!("[RUNNING] {} on {n} resource(s)\n", crate::gostr::quote(name)),
+            None => format!("[RUNNING] {}\n", crate::gostr::quote(name)),
+        },
+        Event::FunctionPassed { name, duration, results, stderr } => {
+            pass_or_fail("PASS", name, duration) + &results_block(results, truncate) + &stderr_block(stderr, truncate)
+        }
+        Event::FunctionFailed { name, duration, results, exit } => {
+            let mut out = pass_or_fail("FAIL", name, duration) + &results_block(results, truncate);
+            if let Some((stderr, code)) = exit {
+                out += &stderr_block(stderr, truncate);
+                out += &format!("  Exit code: {code}\n\n");
+            }
+            out
+        }
+        Event::Warning(message) => format!("[WARN] {message}\n"),
+    }
+}

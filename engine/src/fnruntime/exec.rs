@@ -1,0 +1,257 @@
+//! The `exec:` runtime: runs a local executable as a KRM function, the
+//! ResourceList on its stdin, the result on its stdout, as kpt's `ExecFn`
+//! does — kpt's working directory and environment, a 5 minute timeout, and
+//! kpt's error texts (`fork/exec /x: no such file or directory`,
+//! `exec: "x": executable file not found in $PATH`).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a function may run before it is killed (kpt's default).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// What a finished process produced.
+#[derive(Debug, Default)]
+pub struct ProcessOutput {
+    /// Everything written to stdout.
+    pub stdout: Vec<u8>,
+    /// Everything written to stderr.
+    pub stderr: Vec<u8>,
+    /// The exit code; `None` when killed by a signal.
+    pub exit_code: Option<i32>,
+}
+
+/// Why a function process could not run to completion.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The command line does not split (an unclosed quote).
+    #[error("{0}")]
+    BadCommand(String),
+    /// The program could not be started; the text is kpt's.
+    #[error("unexpected function error: {0}")]
+    Start(String),
+    /// The process ran longer than the timeout and was killed.
+    #[error("unexpected function error: signal: killed (timed out after {0:?})")]
+    Timeout(Duration),
+}
+
+/// Splits a command line as `github.com/google/shlex` does: whitespace
+/// separates words, `'...'` is literal, `"..."` allows `\` escapes, `\`
+/// escapes outside quotes, and `#` at the start of a word begins a comment.
+pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+    #[derive(PartialEq)]
+    enum State {
+        Start,
+        Word,
+        Escaping,
+        EscapingQuoted,
+        DoubleQuoted,
+        SingleQuoted,
+        Comment,
+    }
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut state = State::Start;
+    for c in line.chars() {
+        state = match state {
+            State::Start if c.is_whitespace() => State::Start,
+            State::Start if c == '#' => State::Comment,
+            State::Comment if c == '\n' => State::Start,
+            State::Comment => State::Comment,
+            State::Start | State::Word => match c {
+                c if c.is_whitespace() => {
+                    words.push(std::mem::take(&mut word));
+                    State::Start
+                }
+                '"' => State::DoubleQuoted,
+                '\'' => State::SingleQuoted,
+                '\\' => State::Escaping,
+                c => {
+                    word.push(c);
+                    State::Word
+                }
+            },
+            State::Escaping => {
+                word.push(c);
+                State::Word
+            }
+            State::EscapingQuoted => {
+                word.push(c);
+                State::DoubleQuoted
+            }
+            State::DoubleQuoted => match c {
+                '"' => State::Word,
+                '\\' => State::EscapingQuoted,
+                c => {
+                    word.push(c);
+                    State::DoubleQuoted
+                }
+            },
+            State::SingleQuoted => match c {
+                '\'' => State::Word,
+                c => {
+                    word.push(c);
+                    State::SingleQuoted
+                }
+            },
+        };
+    }
+    match state {
+        State::Word => words.push(word),
+        State::Escaping | State::EscapingQuoted => return Err("EOF found after escape character".into()),
+        State::DoubleQuoted | State::SingleQuoted => return Err("EOF found when expecting closing quote".into()),
+        State::Start | State::Comment => {}
+    }
+    Ok(words)
+}
+
+/// Runs `command_line` with `stdin` as its input.
+pub fn run(command_line: &str, stdin: &[u8], timeout: Duration) -> Result<ProcessOutput, ExecError> {
+    let words = split_command(command_line).map_err(ExecError::BadCommand)?;
+    let Some((program, args)) = words.split_first() else {
+        return Err(ExecError::Start("exec: no command".into()));
+    };
+    let path = look_path(program)?;
+    let mut child = Command::new(&path)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| ExecError::Start(format!("fork/exec {}: {}", program, go_errno_text(&e))))?;
+    let mut child_stdin = child.stdin.take().expect("piped stdin");
+    let mut child_stdout = child.stdout.take().expect("piped stdout");
+    let mut child_stderr = child.stderr.take().expect("piped stderr");
+    // Feed stdin and drain both outputs at once so no pipe fills up.
+    let (stdout, stderr) = std::thread::scope(|s| {
+        s.spawn(move || {
+            // A function may exit without reading all its input.
+            let _ = child_stdin.write_all(stdin);
+        });
+        let err = s.spawn(move || read_all(&mut child_stderr));
+        let out = read_all(&mut child_stdout);
+        (out, err.join().unwrap_or_default())
+    });
+    let status = wait_with_timeout(&mut child, timeout)?;
+    Ok(ProcessOutput {
+        stdout,
+        stderr,
+        exit_code: status.code(),
+    })
+}
+
+fn read_all(r: &mut impl Read) -> Vec<u8> {
+    let mut buf = Vec::new();
+    let _ = r.read_to_end(&mut buf);
+    buf
+}
+
+fn wait_with_timeout(
+    child: &mut std::process::Child,
+    timeout: Duration,
+) -> Result<std::process::ExitStatus, ExecError> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(ExecError::Timeout(timeout));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(ExecError::Start(format!("wait: {}", go_errno_text(&e)))),
+        }
+    }
+}
+
+/// Go's `exec.LookPath`: a name with a slash is used as given, anything else
+/// is searched in `$PATH`.
+fn look_path(program: &str) -> Result<PathBuf, ExecError> {
+    if program.contains('/') {
+        return Ok(PathBuf::from(program));
+    }
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path_var) {
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        let candidate = dir.join(program);
+        if is_executable(&candidate) {
+            return Ok(candidate);
+        }
+    }
+    Err(ExecError::Start(format!("exec: \"{program}\": executable file not found in $PATH")))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The text Go's `syscall.Errno` prints for common errors.
+pub fn go_errno_text(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(2) => "no such file or directory".into(),
+        Some(8) => "exec format error".into(),
+        Some(13) => "permission denied".into(),
+        Some(20) => "not a directory".into(),
+        Some(21) => "is a directory".into(),
+        Some(40) => "too many levels of symbolic links".into(),
+        _ => {
+            let text = e.to_string();
+            match text.find(" (os error") {
+                Some(i) => text[..i].to_lowercase(),
+                None => text,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_like_google_shlex() {
+        let cases: &[(&str, &[&str])] = &[
+            ("sed -e 's/foo/bar/'", &["sed", "-e", "s/foo/bar/"]),
+            ("a \"b c\" d\\ e", &["a", "b c", "d e"]),
+            ("  x  ", &["x"]),
+            ("a \"q\\\"x\"", &["a", "q\"x"]),
+            ("a # comment", &["a"]),
+            ("a#b", &["a#b"]),
+        ];
+        for (line, want) in cases {
+            assert_eq!(split_command(line).unwrap(), *want, "{line}");
+        }
+        assert!(split_command("a 'b").is_err());
+    }
+
+    #[test]
+    fn runs_a_process_with_stdin() {
+        let out = run("cat", b"hello", DEFAULT_TIMEOUT).unwrap();
+        assert_eq!(out.stdout, b"hello");
+        assert_eq!(out.exit_code, Some(0));
+        let out = run("sh -c 'echo err >&2; exit 3'", b"", DEFAULT_TIMEOUT).unwrap();
+        assert_eq!(out.stderr, b"err\n");
+        assert_eq!(out.exit_code, Some(3));
+    }
+
+    #[test]
+    fn start_errors_read_like_kpt() {
+        let e = run("/nonexistent/fn", b"", DEFAULT_TIMEOUT).unwrap_err();
+        assert_eq!(e.to_string(), "unexpected function error: fork/exec /nonexistent/fn: no such file or directory");
+        let e = run("nosuchcmd-krmgraph arg", b"", DEFAULT_TIMEOUT).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "unexpected function error: exec: \"nosuchcmd-krmgraph\": executable file not found in $PATH"
+        );
+    }
+
+    #[test]
+    fn times_out() {
+        let e = run("sleep 5", b"", Duration::from_millis(50)).unwrap_err();
+        assert!(matches!(e, ExecError::Timeout(_)));
+    }
+}

@@ -1,0 +1,334 @@
+//! The function boundary, as kpt draws it: building a runner for one
+//! pipeline entry (functionConfig, permissions), sending it the ResourceList
+//! a function expects, reading its output back, restoring comments and key
+//! order, giving generated resources a path and package, enforcing kpt's
+//! path invariants, and recording the result.
+//!
+//! - [`exec`]: the `exec:` runtime (local executables).
+//! - [`select`]: selectors, exclusions and merging the output back.
+//! - [`results`]: result items, `results.yaml`, kpt's result text.
+
+pub mod exec;
+pub mod results;
+pub mod select;
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::event::{Event, Reporter};
+use crate::kptfile::Function;
+use crate::kyaml::{byteio, kioutil, rnode};
+use crate::yaml::node::Style;
+use crate::yaml::Node;
+use results::{parse_results, FnResult};
+
+/// Options that decide which functions may run and how they print.
+#[derive(Clone, Debug)]
+pub struct RunnerOptions {
+    /// `--allow-exec`: exec functions may run.
+    pub allow_exec: bool,
+    /// `--allow-network`: container functions get network access.
+    pub allow_network: bool,
+    /// `--image-pull-policy`.
+    pub image_pull_policy: String,
+    /// `--truncate-output`.
+    pub truncate_output: bool,
+}
+
+impl Default for RunnerOptions {
+    fn default() -> Self {
+        RunnerOptions {
+            allow_exec: false,
+            allow_network: false,
+            image_pull_policy: "IfNotPresent".into(),
+            truncate_output: true,
+        }
+    }
+}
+
+/// Why a function step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FnError {
+    /// The function exited non-zero; kpt has already printed everything
+    /// (stderr and exit code), so no `Error:` line follows.
+    #[error("function failed with exit code {0}")]
+    Reported(i32),
+    /// Any other failure, printed as `Error: <message>`.
+    #[error("{0}")]
+    Message(String),
+}
+
+/// State shared by every function of a render: where events go and the
+/// results recorded so far.
+pub struct RunContext<'a> {
+    /// Receives progress events.
+    pub reporter: &'a mut dyn Reporter,
+    /// One entry per executed function, in execution order.
+    pub results: Vec<FnResult>,
+    /// The `exitCode` of `results.yaml`: 1 once a function failed.
+    pub exit_code: i32,
+}
+
+/// How a step's function runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FunctionKind {
+    /// A local executable (`exec:`), with its command line.
+    Exec(String),
+    /// A container image (`image:`), with its resolved name.
+    Image(String),
+}
+
+/// A runnable pipeline entry.
+#[derive(Clone, Debug)]
+pub struct FunctionRunner {
+    /// The name kpt prints: the resolved image or the exec command line.
+    pub name: String,
+    /// How it runs.
+    pub kind: FunctionKind,
+    /// The functionConfig sent with the input, if any.
+    pub config: Option<Node>,
+    /// Whether `[RUNNING]` shows the number of selected resources.
+    pub show_resource_count: bool,
+    /// Absolute directory of the package whose pipeline runs it.
+    pub package_dir: String,
+}
+
+/// Where a run takes its functionConfig from.
+#[derive(Clone, Debug)]
+pub enum ConfigSource {
+    /// The runner's own (from `configMap`, or `configPath` read from disk).
+    Runner,
+    /// The input resource at this index (a mutator's `configPath` resource,
+    /// as edited by earlier functions).
+    Input(usize),
+    /// This resource (the `configPath` resource when it is not an input).
+    Node(Node),
+}
+
+/// The error kpt gives for an exec function without `--allow-exec`.
+pub const EXEC_NOT_ALLOWED: &str = "must run with `--allow-exec` option to allow running function binaries";
+
+/// kpt's image name resolution: a name without `/` is in the kpt functions
+/// catalog (`set-labels:v0.1` means `gcr.io/kpt-fn/set-labels:v0.1`).
+pub fn resolve_image(image: &str) -> String {
+    if image.contains('/') {
+        image.to_string()
+    } else {
+        format!("gcr.io/kpt-fn/{image}")
+    }
+}
+
+impl FunctionRunner {
+    /// Builds the runner for `f` in the package at `package_dir`.
+    pub fn new(f: &Function, package_dir: &Path, options: &RunnerOptions) -> Result<FunctionRunner, FnError> {
+        if !f.exec.is_empty() && !options.allow_exec {
+            return Err(FnError::Message(EXEC_NOT_ALLOWED.into()));
+        }
+        let kind = if f.exec.is_empty() {
+            FunctionKind::Image(resolve_image(&f.image))
+        } else {
+            FunctionKind::Exec(f.exec.clone())
+        };
+        let name = match &kind {
+            FunctionKind::Exec(s) | FunctionKind::Image(s) => s.clone(),
+        };
+        Ok(FunctionRunner {
+            name,
+            kind,
+            config: function_config(f, package_dir)?,
+            show_resource_count: !f.selectors.is_empty() || !f.exclusions.is_empty(),
+            package_dir: package_dir.to_string_lossy().into_owned(),
+        })
+    }
+
+    fn new_result(&self) -> FnResult {
+        match &self.kind {
+            FunctionKind::Exec(s) => FnResult { exec: s.clone(), ..FnResult::default() },
+            FunctionKind::Image(s) => FnResult { image: s.clone(), ..FnResult::default() },
+        }
+    }
+
+    /// Runs the function on `input` (which gains kpt's id annotations, as
+    /// kpt's input nodes do) and returns its output. Prints and records as
+    /// kpt does. `config` overrides the runner's functionConfig.
+    pub fn run(&self, input: &mut [Node], config: ConfigSource, ctx: &mut RunContext) -> Result<Vec<Node>, FnError> {
+        let selected = self.show_resource_count.then_some(input.len());
+        ctx.reporter.report(&Event::FunctionStarted { name: self.name.clone(), selected });
+        let start = Instant::now();
+        let mut record = self.new_result();
+        let outcome = self.call(input, &config, &mut record, ctx);
+        let duration = start.elapsed();
+        match outcome {
+            Ok(output) => {
+                ctx.reporter.report(&Event::FunctionPassed {
+                    name: self.name.clone(),
+                    duration,
+                    results: record.results.clone(),
+                    stderr: record.stderr.clone(),
+                });
+                Ok(output)
+            }
+            Err(e) => {
+                let exit = match &e {
+                    FnError::Reported(code) => Some((record.stderr.clone(), *code)),
+                    FnError::Message(_) => None,
+                };
+                ctx.reporter.report(&Event::FunctionFailed {
+                    name: self.name.clone(),
+                    duration,
+                    results: record.results.clone(),
+                    exit,
+                });
+                Err(e)
+            }
+        }
+    }
+
+    /// kpt's `FunctionRunner.do`: the KRM check, the call, and the checks on
+    /// the output. Only failures of the call itself are recorded as results.
+    fn call(
+        &self,
+        input: &mut [Node],
+        config: &ConfigSource,
+        record: &mut FnResult,
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Node>, FnError> {
+        crate::krm::check_all_krm(input)
+            .map_err(|e| FnError::Message(format!("input resource list must contain only KRM resources: {e}")))?;
+        let output = match self.filter(input, config, record) {
+            Ok(output) => output,
+            Err(e) => {
+                if let FnError::Message(_) = e {
+                    record.exit_code = 1;
+                }
+                ctx.exit_code = 1;
+                ctx.results.push(record.clone());
+                return Err(e);
+            }
+        };
+        let mut output = output;
+        for resource in &mut output {
+            if rnode::get_annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
+                rnode::set_annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION, &self.package_dir);
+            }
+        }
+        enforce_path_invariants(&output).map_err(FnError::Message)?;
+        crate::krm::check_all_krm(&output)
+            .map_err(|e| FnError::Message(format!("output resource list must contain only KRM resources: {e}")))?;
+        record.exit_code = 0;
+        ctx.results.push(record.clone());
+        Ok(output)
+    }
+
+    /// kyaml's `FunctionFilter.Filter` with kpt's exec runtime: ids on the
+    /// input, the ResourceList on stdin, the output read back with comments
+    /// and order restored, and default paths for generated resources.
+    fn filter(&self, input: &mut [Node], config: &ConfigSource, record: &mut FnResult) -> Result<Vec<Node>, FnError> {
+        kioutil::set_function_ids(input);
+        // The config is read after the ids are set: when it is one of the
+        // inputs, the function sees it with them, as with kpt's shared nodes.
+        let function_config = match config {
+            ConfigSource::Runner => self.config.clone(),
+            ConfigSource::Input(i) => input.get(*i).cloned(),
+            ConfigSource::Node(node) => Some(node.clone()),
+        };
+        let stdin = byteio::ByteWriter {
+            keep_reader_annotations: true,
+            wrapping_kind: "ResourceList".into(),
+            wrapping_api_version: "config.kubernetes.io/v1".into(),
+            function_config: function_config.clone(),
+            ..Default::default()
+        }
+        .write(input)
+        .map_err(|e| FnError::Message(e.to_string()))?;
+        let process = self.invoke(&stdin)?;
+        record.stderr = String::from_utf8_lossy(&process.stderr).into_owned();
+        let mut reader = byteio::ByteReader::default();
+        let mut output = reader.read(&process.stdout).map_err(|e| FnError::Message(e.to_string()))?;
+        kioutil::copy_comments_and_sync_order(input, &mut output).map_err(|e| FnError::Message(e.to_string()))?;
+        if let Some(results) = &reader.results {
+            record.results = parse_results(results);
+        }
+        match process.exit_code {
+            Some(0) => {}
+            code => {
+                let code = code.unwrap_or(-1);
+                record.exit_code = code;
+                return Err(FnError::Reported(code));
+            }
+        }
+        let function_dir = function_config.as_ref().map(kioutil::function_dir).unwrap_or_default();
+        kioutil::default_path_annotation(&function_dir, &mut output).map_err(|e| FnError::Message(e.to_string()))?;
+        Ok(output)
+    }
+
+    fn invoke(&self, stdin: &[u8]) -> Result<exec::ProcessOutput, FnError> {
+        match &self.kind {
+            FunctionKind::Exec(command) => exec::run(command, stdin, exec::DEFAULT_TIMEOUT)
+                .map_err(|e| FnError::Message(e.to_string())),
+            FunctionKind::Image(image) => Err(FnError::Message(format!(
+                "image {image} is not a built-in and no container engine is available"
+            ))),
+        }
+    }
+}
+
+/// kpt's `newFnConfig`: a `configPath` file read from disk (no reader
+/// annotations), a `configMap` turned into a `ConfigMap` named
+/// `function-input` with flow-style string data, or none.
+fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnError> {
+    if !f.config_path.is_empty() {
+        let path = package_dir.join(&f.config_path);
+        let bytes = std::fs::read(&path).map_err(|_| {
+            FnError::Message(format!("missing function config {}", crate::gostr::quote(&f.config_path)))
+        })?;
+        let nodes = byteio::ByteReader {
+            omit_reader_annotations: true,
+            ..Default::default()
+        }
+        .read(&bytes)
+        .map_err(|e| FnError::Message(e.to_string()))?;
+        return Ok(nodes.into_iter().next());
+    }
+    let Some(data) = &f.config_map else { return Ok(None) };
+    let mut config = Node::mapping();
+    let mut meta = Node::mapping();
+    meta.content.extend([Node::string("name"), Node::string("function-input")]);
+    let mut data_node = Node::mapping();
+    data_node.style = Style::FLOW;
+    for (k, v) in data {
+        data_node.content.extend([Node::string(k.clone()), Node::string(v.clone())]);
+    }
+    config.content.extend([
+        Node::string("apiVersion"),
+        Node::string("v1"),
+        Node::string("kind"),
+        Node::string("ConfigMap"),
+        Node::string("metadata"),
+        meta,
+        Node::string("data"),
+        data_node,
+    ]);
+    Ok(Some(config))
+}
+
+/// kpt's `enforcePathInvariants`: no resource may leave its package
+/// (`../`), and no two resources may share package, path and index.
+pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::new();
+    for resource in output {
+        let package = rnode::get_annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
+        let path = kioutil::get_path(resource).unwrap_or_default();
+        let index = kioutil::get_index(resource).unwrap_or_default();
+        let cleaned = crate::kptfile::validate::clean_path(&path);
+        if cleaned.starts_with("../") {
+            return Err(format!(
+                "function must not modify resources outside of package: resource has path {path}"
+            ));
+        }
+        if !seen.insert((package, cleaned, index.clone())) {
+            return Err(format!("resource at path {} and index {} already exists", crate::gostr::quote(&path), crate::gostr::quote(&index)));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,177 @@
+//! kpt's Kptfile validation (`kf.Validate` at package load): every pipeline
+//! entry names exactly one function, a valid image reference, at most one
+//! kind of functionConfig, and a `configPath` that stays inside the package
+//! and holds exactly one KRM resource.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::decode::go_quote;
+use super::{Function, Kptfile};
+
+/// A rule a Kptfile breaks, printed as kpt prints its `ValidateError`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("Kptfile is invalid:\nField: `{field}`\n{}Reason: {reason}\n", .value.as_deref().map(|v| format!("Value: {}\n", go_quote(v))).unwrap_or_default())]
+pub struct ValidateError {
+    /// The offending field, e.g. `pipeline.mutators[0].configPath`.
+    pub field: String,
+    /// Its value, when kpt shows one.
+    pub value: Option<String>,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Checks that a `configPath` file exists and holds one KRM resource;
+/// returns kpt's reason text when it does not.
+pub type ConfigFileCheck<'a> = dyn Fn(&str) -> Result<(), String> + 'a;
+
+/// Validates the pipeline of `kptfile`, reading `configPath` files through
+/// `check_config_file`.
+pub fn validate(kptfile: &Kptfile, check_config_file: &ConfigFileCheck) -> Result<(), ValidateError> {
+    let pipeline = &kptfile.pipeline;
+    for (kind, functions) in [("mutators", &pipeline.mutators), ("validators", &pipeline.validators)] {
+        for (i, f) in functions.iter().enumerate() {
+            validate_function(f, &format!("pipeline.{kind}[{i}]"), check_config_file)?;
+        }
+    }
+    Ok(())
+}
+
+fn validate_function(f: &Function, field: &str, check_config_file: &ConfigFileCheck) -> Result<(), ValidateError> {
+    let error = |field: String, value: Option<&str>, reason: &str| ValidateError {
+        field,
+        value: value.map(str::to_string),
+        reason: reason.to_string(),
+    };
+    if f.image.is_empty() && f.exec.is_empty() {
+        return Err(error(field.into(), None, "must specify a functon (`image` or `exec`) to execute"));
+    }
+    if !f.image.is_empty() && !f.exec.is_empty() {
+        return Err(error(field.into(), None, "must not specify both `image` and `exec` at the same time"));
+    }
+    if !f.image.is_empty() && !is_valid_image(&f.image) {
+        let reason = format!("function name {} is invalid", go_quote(&f.image));
+        return Err(error(format!("{field}.image"), Some(&f.image), &reason));
+    }
+    let has_config_map = f.config_map.as_ref().is_some_and(|m| !m.is_empty());
+    if has_config_map && !f.config_path.is_empty() {
+        return Err(error(
+            field.into(),
+            None,
+            "functionConfig must not specify both `configMap` and `configPath` at the same time",
+        ));
+    }
+    if !f.config_path.is_empty() {
+        let path_field = format!("{field}.configPath");
+        let value = Some(f.config_path.as_str());
+        check_config_path_syntax(&f.config_path).map_err(|r| error(path_field.clone(), value, r))?;
+        check_config_file(&f.config_path).map_err(|r| error(path_field, value, &r))?;
+    }
+    Ok(())
+}
+
+/// kpt's `validateFnConfigPathSyntax`.
+pub fn check_config_path_syntax(path: &str) -> Result<(), &'static str> {
+    if path.trim().is_empty() {
+        return Err("path must not be empty");
+    }
+    let cleaned = clean_path(path);
+    if cleaned.starts_with('/') {
+        return Err("path must be relative");
+    }
+    if cleaned.contains("..") {
+        return Err("path must not be outside the package");
+    }
+    Ok(())
+}
+
+/// Go's `path.Clean` for slash paths.
+pub fn clean_path(path: &str) -> String {
+    if path.is_empty() {
+        return ".".to_string();
+    }
+    let rooted = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|p| *p != "..") {
+                    parts.pop();
+                } else if !rooted {
+                    parts.push("..");
+                }
+            }
+            p => parts.push(p),
+        }
+    }
+    let joined = parts.join("/");
+    match (rooted, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
+}
+
+/// Whether `image` is a valid image reference (the docker reference
+/// grammar kpt checks: optional registry, lowercase path components, an
+/// optional `:tag` and an optional `@sha256:` digest).
+pub fn is_valid_image(image: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        let domain_component = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
+        let domain = format!(r"{domain_component}(?:\.{domain_component})*(?::[0-9]+)?");
+        let path_component = r"[a-z0-9]+(?:(?:[._]|__|[-]*)[a-z0-9]+)*";
+        let name = format!(r"(?:{domain}/)?{path_component}(?:/{path_component})*");
+        let tag = r"[\w][\w.-]{0,127}";
+        let digest = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}";
+        Regex::new(&format!(r"^{name}(?::{tag})?(?:@{digest})?$")).expect("image regex")
+    })
+    .is_match(image)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_names() {
+        for ok in [
+            "gcr.io/kpt-fn/set-namespace:v0.1.3",
+            "set-labels:v0.1.4",
+            "gcr.io/kpt-functions/no-op",
+            "localhost:5000/a/b:latest",
+            "a/b@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+        ] {
+            assert!(is_valid_image(ok), "{ok}");
+        }
+        for bad in ["pull gcr.io/kpt-fn-demo/foo:v0.1", "Foo/Bar", "a:b:c", ""] {
+            assert!(!is_valid_image(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn config_path_syntax() {
+        assert_eq!(check_config_path_syntax(" "), Err("path must not be empty"));
+        assert_eq!(check_config_path_syntax("/some/root/x.yaml"), Err("path must be relative"));
+        assert_eq!(
+            check_config_path_syntax("some/../../home/.kube/config"),
+            Err("path must not be outside the package")
+        );
+        assert_eq!(check_config_path_syntax("fns/config.yaml"), Ok(()));
+    }
+
+    #[test]
+    fn error_text_matches_kpt() {
+        let e = ValidateError {
+            field: "pipeline.mutators[0].configPath".into(),
+            value: Some("/some/root/labelconfig.yaml".into()),
+            reason: "path must be relative".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "Kptfile is invalid:\nField: `pipeline.mutators[0].configPath`\nValue: \"/some/root/labelconfig.yaml\"\nReason: path must be relative\n"
+        );
+    }
+}

@@ -1,0 +1,48 @@
+//! KRM checks kpt applies to every resource a pipeline sees: a resource must
+//! have `apiVersion`, `kind` and `metadata.name` (kustomization files are
+//! exempt), with kpt's messages.
+
+use crate::kyaml::kioutil;
+use crate::kyaml::rnode;
+use crate::yaml::Node;
+
+/// kpt's `IsKRM`: the first missing identity field, as kpt words it.
+pub fn check_krm(resource: &Node) -> Result<(), String> {
+    let meta = rnode::get_meta(resource).map_err(|e| e.to_string())?;
+    if meta.api_version.is_empty() {
+        return Err("resource must have `apiVersion`".into());
+    }
+    if meta.kind.is_empty() {
+        return Err("resource must have `kind`".into());
+    }
+    if meta.name.is_empty() {
+        return Err("resource must have `metadata.name`".into());
+    }
+    Ok(())
+}
+
+/// Whether kpt exempts the resource from the KRM check (a kustomization).
+fn is_kustomization(resource: &Node) -> bool {
+    let path = kioutil::get_path(resource).unwrap_or_default();
+    let base = path.rsplit('/').next().unwrap_or_default();
+    if matches!(base, "kustomization.yaml" | "kustomization.yml" | "Kustomization") {
+        return true;
+    }
+    let Ok(meta) = rnode::get_meta(resource) else { return false };
+    meta.api_version.starts_with("kustomize.config.k8s.io") || (meta.api_version.is_empty() && meta.kind == "Kustomization")
+}
+
+/// kpt's `AreKRM`: the first resource that is not KRM, as
+/// `<path>: <reason>`.
+pub fn check_all_krm(resources: &[Node]) -> Result<(), String> {
+    for resource in resources {
+        if is_kustomization(resource) {
+            continue;
+        }
+        if let Err(reason) = check_krm(resource) {
+            let path = kioutil::get_path(resource).unwrap_or_default();
+            return Err(format!("{path}: {reason}"));
+        }
+    }
+    Ok(())
+}

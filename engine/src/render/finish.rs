@@ -1,0 +1,157 @@
+//! The end of a render: paths made root-relative, attribution, and the
+//! output — files written in place (then files whose resources are gone are
+//! deleted), a ResourceList or plain YAML on stdout, or a new directory —
+//! and `results.yaml`. Every byte is computed before anything is written.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::hydrate::Hydrator;
+use super::{Output, RenderError, RenderOptions};
+use crate::fnruntime::results::result_list_node;
+use crate::fnruntime::RunContext;
+use crate::kptfile::validate::clean_path;
+use crate::kyaml::{byteio, kioutil, pkgio, rnode};
+use crate::yaml::Node;
+
+/// Writes the rendered `resources` as `options.output` asks; returns the
+/// bytes for stdout (empty for file outputs).
+pub fn finish(
+    mut resources: Vec<Node>,
+    hydrator: &Hydrator,
+    root_dir: &Path,
+    options: &RenderOptions,
+) -> Result<Vec<u8>, RenderError> {
+    adjust_rel_paths(&mut resources, root_dir)?;
+    attribute(&mut resources);
+    match &options.output {
+        Output::InPlace => {
+            let output_files: BTreeSet<String> =
+                resources.iter().filter_map(kioutil::get_path).map(|p| clean_path(&p)).collect();
+            let files = pkgio::render_files(&resources).map_err(|e| RenderError::Message(e.to_string()))?;
+            pkgio::write_files(root_dir, &files).map_err(|e| RenderError::Message(e.to_string()))?;
+            for stale in hydrator.input_files.difference(&output_files) {
+                remove_all(&root_dir.join(stale))?;
+            }
+            Ok(Vec::new())
+        }
+        Output::Stdout => wrapped(&resources),
+        Output::Unwrap => {
+            let nodes = reread(&wrapped(&resources)?)?;
+            byteio::ByteWriter {
+                clear_annotations: vec![
+                    kioutil::INDEX_ANNOTATION.into(),
+                    kioutil::PATH_ANNOTATION.into(),
+                    kioutil::LEGACY_INDEX_ANNOTATION.into(),
+                    kioutil::LEGACY_PATH_ANNOTATION.into(),
+                ],
+                ..Default::default()
+            }
+            .write(&nodes)
+            .map_err(|e| RenderError::Message(e.to_string()))
+        }
+        Output::Dir(dir) => {
+            let nodes = reread(&wrapped(&resources)?)?;
+            let files = pkgio::render_files(&nodes).map_err(|e| RenderError::Message(e.to_string()))?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                RenderError::Message(format!("failed to create output directory {}: {}", crate::gostr::quote(&dir.to_string_lossy()), crate::gostr::quote(&e.to_string())))
+            })?;
+            pkgio::write_files(dir, &files).map_err(|e| RenderError::Message(e.to_string()))?;
+            Ok(Vec::new())
+        }
+    }
+}
+
+/// The resources as one `ResourceList`, reader annotations kept.
+fn wrapped(resources: &[Node]) -> Result<Vec<u8>, RenderError> {
+    byteio::ByteWriter {
+        keep_reader_annotations: true,
+        wrapping_kind: "ResourceList".into(),
+        wrapping_api_version: "config.kubernetes.io/v1".into(),
+        ..Default::default()
+    }
+    .write(resources)
+    .map_err(|e| RenderError::Message(e.to_string()))
+}
+
+/// kpt's `WriteToOutput` reads the wrapped list back before writing it.
+fn reread(bytes: &[u8]) -> Result<Vec<Node>, RenderError> {
+    byteio::ByteReader {
+        preserve_seq_indent: true,
+        wrap_bare_seq_node: true,
+        ..Default::default()
+    }
+    .read(bytes)
+    .map_err(|e| RenderError::Message(e.to_string()))
+}
+
+/// kpt's `adjustRelPath`: each resource's path becomes relative to the root
+/// package and the package-path annotation goes away.
+fn adjust_rel_paths(resources: &mut [Node], root_dir: &Path) -> Result<(), RenderError> {
+    let root = root_dir.to_string_lossy().into_owned();
+    for r in resources.iter_mut() {
+        let pkg_path = rnode::get_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
+        let path = kioutil::get_path(r).unwrap_or_default();
+        let Some(rel_pkg) = pkg_path.strip_prefix(&root) else {
+            return Err(RenderError::Message(format!(
+                "subpackage {} is not a descendant of {}",
+                crate::gostr::quote(&pkg_path),
+                crate::gostr::quote(&root)
+            )));
+        };
+        let joined = format!(".{}/{}", rel_pkg, clean_path(&path));
+        let new_path = clean_path(&joined);
+        rnode::set_annotation(r, kioutil::PATH_ANNOTATION, &new_path);
+        rnode::set_annotation(r, kioutil::LEGACY_PATH_ANNOTATION, &new_path);
+        rnode::clear_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION);
+    }
+    Ok(())
+}
+
+const CNRM_ANNOTATION: &str = "cnrm.cloud.google.com/blueprint";
+
+/// kpt's attribution: Config Connector resources record that kpt functions
+/// touched them, unless `KPT_DISABLE_ATTRIBUTION` is set.
+fn attribute(resources: &mut [Node]) {
+    if std::env::var_os("KPT_DISABLE_ATTRIBUTION").is_some() {
+        return;
+    }
+    for r in resources.iter_mut() {
+        let Ok(meta) = rnode::get_meta(r) else { continue };
+        if !meta.api_version.contains(".cnrm.") {
+            continue;
+        }
+        let current = rnode::get_annotation(r, CNRM_ANNOTATION).unwrap_or_default();
+        let value = if current.is_empty() {
+            "kpt-fn".to_string()
+        } else if current.contains("kpt-fn") || current.ends_with("-fn") {
+            current
+        } else if current.starts_with("kpt") {
+            format!("{current}-fn")
+        } else {
+            format!("{current},kpt-fn")
+        };
+        rnode::set_annotation(r, CNRM_ANNOTATION, &value);
+    }
+}
+
+fn remove_all(path: &Path) -> Result<(), RenderError> {
+    let result = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(_) => Ok(()),
+    };
+    result.map_err(|e| RenderError::Message(format!("{}: {}", path.display(), crate::fnruntime::exec::go_errno_text(&e))))
+}
+
+/// Writes `results.yaml` when `--results-dir` is set.
+pub fn save_results(options: &RenderOptions, ctx: &RunContext) -> Result<Option<PathBuf>, RenderError> {
+    let Some(dir) = &options.results_dir else { return Ok(None) };
+    let node = result_list_node(&ctx.results, ctx.exit_code);
+    let bytes = crate::yaml::encode::to_bytes(&node, 2, false).map_err(|e| RenderError::Message(e.to_string()))?;
+    let path = dir.join("results.yaml");
+    std::fs::create_dir_all(dir)
+        .and_then(|_| crate::fsutil::write_atomic(&path, &bytes))
+        .map_err(|e| RenderError::Message(format!("{}: {e}", path.display())))?;
+    Ok(Some(path))
+}

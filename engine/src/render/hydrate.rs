@@ -1,0 +1,202 @@
+//! Depth-first hydration (kpt's `hydrate` and `runPipeline`): a package's
+//! pipeline sees the rendered resources of all its subpackages (sorted by
+//! display path), then its own; mutators run in order and replace the
+//! resource list; validators run on copies and their output is discarded.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::RenderError;
+use crate::event::Event;
+use crate::fnruntime::select::{merge_with_input, select, set_resource_ids};
+use crate::fnruntime::{ConfigSource, FnError, FunctionRunner, RunContext, RunnerOptions, EXEC_NOT_ALLOWED};
+use crate::kptfile::validate::{clean_path, ValidateError};
+use crate::kptfile::{Function, KptfileError};
+use crate::kyaml::{kio_pipeline, kioutil, pkgio};
+use crate::package::{direct_subpackages, Package};
+use crate::yaml::Node;
+
+/// Walks the package tree and runs every pipeline.
+pub struct Hydrator<'a> {
+    root_dir: PathBuf,
+    root_parent: PathBuf,
+    options: &'a RunnerOptions,
+    /// Functions executed so far.
+    pub executed: usize,
+    /// Packages visited so far.
+    pub packages: usize,
+    /// Root-relative paths of every file a resource was read from.
+    pub input_files: BTreeSet<String>,
+}
+
+impl<'a> Hydrator<'a> {
+    /// A hydrator for the tree rooted at `root_dir`.
+    pub fn new(root_dir: &Path, root_parent: &Path, options: &'a RunnerOptions) -> Hydrator<'a> {
+        Hydrator {
+            root_dir: root_dir.to_path_buf(),
+            root_parent: root_parent.to_path_buf(),
+            options,
+            executed: 0,
+            packages: 0,
+            input_files: BTreeSet::new(),
+        }
+    }
+
+    /// Renders `pkg` and everything below it; returns its output resources.
+    pub fn hydrate(&mut self, pkg: &Package, ctx: &mut RunContext) -> Result<Vec<Node>, RenderError> {
+        self.packages += 1;
+        let mut input = Vec::new();
+        for sub_dir in direct_subpackages(&pkg.dir)? {
+            let sub = Package::load(&sub_dir, &self.root_parent)?;
+            input.extend(self.hydrate(&sub, ctx)?);
+        }
+        let local = self.local_resources(pkg)?;
+        input.extend(local);
+        self.run_pipeline(pkg, input, ctx)
+    }
+
+    fn local_resources(&mut self, pkg: &Package) -> Result<Vec<Node>, RenderError> {
+        let resources = read_local(pkg)?;
+        let rel_pkg = crate::package::display_path(&pkg.dir, &self.root_dir);
+        for r in &resources {
+            let path = kioutil::get_path(r).unwrap_or_default();
+            let joined = if rel_pkg.is_empty() { path } else { format!("{rel_pkg}/{path}") };
+            self.input_files.insert(clean_path(&joined));
+        }
+        Ok(resources)
+    }
+
+    fn run_pipeline(&mut self, pkg: &Package, input: Vec<Node>, ctx: &mut RunContext) -> Result<Vec<Node>, RenderError> {
+        ctx.reporter.report(&Event::PackageStarted {
+            display_path: pkg.display_path.clone(),
+        });
+        let pipeline = &pkg.kptfile.pipeline;
+        if pipeline.is_empty() {
+            crate::krm::check_all_krm(&input).map_err(|e| {
+                RenderError::Message(format!("input resource list must contain only KRM resources: {e}"))
+            })?;
+            return Ok(input);
+        }
+        validate_config_paths(pkg)?;
+        let output = self.run_mutators(pkg, input, ctx)?;
+        self.run_validators(pkg, &output, ctx)?;
+        ctx.reporter.report(&Event::PackageFinished);
+        Ok(output)
+    }
+
+    fn run_mutators(&mut self, pkg: &Package, mut input: Vec<Node>, ctx: &mut RunContext) -> Result<Vec<Node>, RenderError> {
+        let functions = &pkg.kptfile.pipeline.mutators;
+        // kpt builds every runner before the first one runs.
+        let runners = functions
+            .iter()
+            .map(|f| FunctionRunner::new(f, &pkg.dir, self.options))
+            .collect::<Result<Vec<_>, _>>()?;
+        let package_dir = pkg.dir.to_string_lossy().into_owned();
+        for (f, runner) in functions.iter().zip(&runners) {
+            let config_index = config_resource(&input, &package_dir, f);
+            let uses_selection = !f.selectors.is_empty() || !f.exclusions.is_empty();
+            if uses_selection {
+                set_resource_ids(&mut input);
+            }
+            let selected = select(&input, &f.selectors, &f.exclusions);
+            let mut selected_nodes: Vec<Node> = selected.iter().map(|&i| input[i].clone()).collect();
+            let config = match config_index {
+                Some(i) => match selected.iter().position(|&s| s == i) {
+                    Some(pos) => ConfigSource::Input(pos),
+                    None => ConfigSource::Node(input[i].clone()),
+                },
+                None => ConfigSource::Runner,
+            };
+            let output = run_in_pipeline(runner, &mut selected_nodes, config, ctx)?;
+            self.executed += 1;
+            input = if uses_selection {
+                merge_with_input(output, &selected, input)
+            } else {
+                output
+            };
+        }
+        Ok(input)
+    }
+
+    fn run_validators(&mut self, pkg: &Package, input: &[Node], ctx: &mut RunContext) -> Result<(), RenderError> {
+        if input.is_empty() {
+            return Ok(());
+        }
+        for f in &pkg.kptfile.pipeline.validators {
+            if !f.exec.is_empty() && !self.options.allow_exec {
+                return Err(FnError::Message(EXEC_NOT_ALLOWED.into()).into());
+            }
+            let selected = select(input, &f.selectors, &f.exclusions);
+            let runner = FunctionRunner::new(f, &pkg.dir, self.options)?;
+            let mut copies: Vec<Node> = selected.iter().map(|&i| input[i].clone()).collect();
+            runner.run(&mut copies, ConfigSource::Runner, ctx)?;
+            self.executed += 1;
+        }
+        Ok(())
+    }
+}
+
+/// One mutator inside kyaml's `kio.Pipeline`: the internal-annotation
+/// bookkeeping around the call. An empty output skips reconciliation.
+fn run_in_pipeline(
+    runner: &FunctionRunner,
+    input: &mut [Node],
+    config: ConfigSource,
+    ctx: &mut RunContext,
+) -> Result<Vec<Node>, RenderError> {
+    let snapshot = kio_pipeline::preprocess_for_migration(input).map_err(|e| RenderError::Message(e.to_string()))?;
+    let mut output = runner.run(input, config, ctx)?;
+    if output.is_empty() {
+        return Ok(output);
+    }
+    kio_pipeline::reconcile_internal_annotations(&mut output, &snapshot).map_err(|e| RenderError::Message(e.to_string()))?;
+    Ok(output)
+}
+
+/// The index of the resource a mutator's `configPath` names: the one of
+/// this package whose path annotation equals the configPath.
+fn config_resource(input: &[Node], package_dir: &str, f: &Function) -> Option<usize> {
+    if f.config_path.is_empty() {
+        return None;
+    }
+    input.iter().rposition(|r| {
+        crate::kyaml::rnode::get_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).as_deref() == Some(package_dir)
+            && kioutil::get_path(r).as_deref() == Some(f.config_path.as_str())
+    })
+}
+
+/// kpt's `ValidatePipeline`: every `configPath` must name one of the
+/// package's own resources (not a subpackage's, not an ignored file).
+fn validate_config_paths(pkg: &Package) -> Result<(), RenderError> {
+    let pipeline = &pkg.kptfile.pipeline;
+    let needs_check = pipeline.mutators.iter().chain(&pipeline.validators).any(|f| !f.config_path.is_empty());
+    if !needs_check {
+        return Ok(());
+    }
+    let local = read_local(pkg)?;
+    let paths: BTreeSet<String> = local.iter().filter_map(kioutil::get_path).collect();
+    for (kind, functions) in [("mutators", &pipeline.mutators), ("validators", &pipeline.validators)] {
+        for (i, f) in functions.iter().enumerate() {
+            if !f.config_path.is_empty() && !paths.contains(&clean_path(&f.config_path)) {
+                return Err(KptfileError::Invalid(ValidateError {
+                    field: format!("pipeline.{kind}[{i}].configPath"),
+                    value: Some(f.config_path.clone()),
+                    reason: "functionConfig must exist in the current package".into(),
+                })
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The package's own resources, read as kpt reads them.
+fn read_local(pkg: &Package) -> Result<Vec<Node>, RenderError> {
+    pkgio::LocalPackageReader {
+        package_path: pkg.dir.clone(),
+        set_annotations: vec![(kioutil::PACKAGE_PATH_ANNOTATION.to_string(), pkg.dir.to_string_lossy().into_owned())],
+        ..pkgio::LocalPackageReader::for_render()
+    }
+    .read()
+    .map_err(|e| RenderError::Message(e.to_string()))
+}

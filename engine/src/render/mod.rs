@@ -1,0 +1,153 @@
+//! `render`: runs the pipelines of a package hierarchy depth-first, as
+//! `kpt fn render` v1.0.0-beta.56 does, and writes the result in place, to
+//! stdout (wrapped or unwrapped) or to another directory.
+//!
+//! The flow: load the root Kptfile → [`hydrate`] every package (its
+//! subpackages first, in display-path order; each pipeline sees the
+//! subpackages' rendered resources, then its own) → make paths
+//! root-relative → add attribution → write every file (or print) → delete
+//! files whose resources are gone → save `results.yaml`. On any failure
+//! nothing is written or deleted.
+
+mod finish;
+mod hydrate;
+
+use std::path::{Path, PathBuf};
+
+use crate::event::Reporter;
+use crate::fnruntime::{FnError, RunContext, RunnerOptions};
+use crate::kptfile::KptfileError;
+use crate::package::{Package, PackageError};
+
+/// Where the rendered resources go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Back into the package's files.
+    InPlace,
+    /// One `ResourceList` on stdout (`-o stdout`).
+    Stdout,
+    /// Multi-document YAML on stdout (`-o unwrap`).
+    Unwrap,
+    /// A new directory (`-o DIR`), which must not exist.
+    Dir(PathBuf),
+}
+
+/// How to render.
+#[derive(Clone, Debug)]
+pub struct RenderOptions {
+    /// Where the result goes.
+    pub output: Output,
+    /// `--results-dir`: where `results.yaml` is written.
+    pub results_dir: Option<PathBuf>,
+    /// Which functions may run and how output is truncated.
+    pub runner: RunnerOptions,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            output: Output::InPlace,
+            results_dir: None,
+            runner: RunnerOptions::default(),
+        }
+    }
+}
+
+/// A successful render.
+#[derive(Debug, Default)]
+pub struct RenderOutcome {
+    /// Functions executed (mutators and validators).
+    pub functions: usize,
+    /// Packages rendered.
+    pub packages: usize,
+    /// Bytes for stdout (`-o stdout` / `-o unwrap`), empty otherwise.
+    pub stdout: Vec<u8>,
+    /// The `results.yaml` written, if `--results-dir` was given.
+    pub results_file: Option<PathBuf>,
+}
+
+/// Why a render failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    /// A Kptfile could not be loaded or is invalid.
+    #[error(transparent)]
+    Kptfile(#[from] KptfileError),
+    /// Package discovery failed.
+    #[error(transparent)]
+    Package(#[from] PackageError),
+    /// A function failed.
+    #[error(transparent)]
+    Function(#[from] FnError),
+    /// Anything else, with kpt's message.
+    #[error("{0}")]
+    Message(String),
+}
+
+impl RenderError {
+    /// Whether the failure was already printed in full (a function's
+    /// non-zero exit), so no `Error:` line should follow.
+    pub fn already_reported(&self) -> bool {
+        matches!(self, RenderError::Function(FnError::Reported(_)))
+    }
+
+    /// Whether kpt prints the message bare, without `Error: ` (Kptfile
+    /// validation errors).
+    pub fn printed_bare(&self) -> bool {
+        matches!(self, RenderError::Kptfile(KptfileError::Invalid(_)))
+    }
+}
+
+/// A failed render, with the `results.yaml` written, if any.
+#[derive(Debug)]
+pub struct RenderFailure {
+    /// What went wrong.
+    pub error: RenderError,
+    /// The `results.yaml` written, if `--results-dir` was given.
+    pub results_file: Option<PathBuf>,
+}
+
+impl From<RenderError> for RenderFailure {
+    fn from(error: RenderError) -> Self {
+        RenderFailure { error, results_file: None }
+    }
+}
+
+/// Renders the package hierarchy rooted at `root`.
+pub fn render(root: &Path, options: &RenderOptions, reporter: &mut dyn Reporter) -> Result<RenderOutcome, RenderFailure> {
+    let root_dir = absolute(root);
+    let root_parent = root_dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+    let root_pkg = Package::load(&root_dir, &root_parent).map_err(RenderError::from)?;
+    let mut ctx = RunContext {
+        reporter,
+        results: Vec::new(),
+        exit_code: 0,
+    };
+    let mut hydrator = hydrate::Hydrator::new(&root_dir, &root_parent, &options.runner);
+    let hydrated = hydrator.hydrate(&root_pkg, &mut ctx);
+    let result = hydrated.and_then(|resources| finish::finish(resources, &hydrator, &root_dir, options));
+    let results_file = match finish::save_results(options, &ctx) {
+        Ok(file) => file,
+        Err(e) => return Err(RenderFailure { error: e, results_file: None }),
+    };
+    match result {
+        Ok(stdout) => Ok(RenderOutcome {
+            functions: hydrator.executed,
+            packages: hydrator.packages,
+            stdout,
+            results_file,
+        }),
+        Err(error) => Err(RenderFailure { error, results_file }),
+    }
+}
+
+/// An absolute, lexically cleaned path (Go's `filepath.Abs`), without
+/// resolving symlinks.
+pub fn absolute(path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(path)
+    };
+    let cleaned = crate::kptfile::validate::clean_path(&joined.to_string_lossy());
+    PathBuf::from(cleaned)
+}
