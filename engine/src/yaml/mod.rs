@@ -18,8 +18,12 @@
 //! - [`emitter`]: events to bytes.
 
 pub mod chars;
+pub mod emitter;
+pub mod encode;
 pub mod event;
 pub mod node;
 pub mod resolve;
 
+pub use emitter::EmitError;
+pub use encode::Encoder;
 pub use node::{Kind, Node, Style};
