@@ -20,10 +20,17 @@
 pub mod chars;
 pub mod emitter;
 pub mod encode;
+pub mod debug;
+pub mod decode;
 pub mod event;
 pub mod node;
+pub mod parser;
+mod reader;
 pub mod resolve;
+mod scanner;
+pub mod token;
 
 pub use emitter::EmitError;
 pub use encode::Encoder;
+pub use decode::{parse_documents, unmarshal, Decoder, YamlError};
 pub use node::{Kind, Node, Style};
