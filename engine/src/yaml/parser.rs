@@ -115,10 +115,18 @@ pub struct Parser {
     pub(crate) buffer: Vec<u8>,
     /// The current position of the buffer.
     pub(crate) buffer_pos: usize,
-    /// How many characters may be requested before a decoding error
-    /// surfaces (`usize::MAX` when the input decodes cleanly).
-    pub(crate) reader_limit: usize,
-    /// The decoding error go-yaml would hit, if any.
+    /// go-yaml's decode frontier: characters decoded so far, including the
+    /// NULs appended at EOF (`unread` is `frontier - mark.index`).
+    pub(crate) frontier: usize,
+    /// Cumulative character counts at the end of each raw input chunk.
+    pub(crate) chunk_ends: Vec<usize>,
+    /// The next chunk to decode.
+    pub(crate) next_chunk: usize,
+    /// Whether go-yaml saw EOF before decoding anything (input under 3 bytes).
+    pub(crate) eof_early: bool,
+    /// Where in `buffer` the last refill happened (go-yaml's buffer start).
+    pub(crate) refill_pos: usize,
+    /// The decoding error go-yaml hits after the last clean chunk, if any.
     pub(crate) reader_error: Option<ReaderError>,
     /// The number of line breaks since last non-break/non-blank character.
     pub(crate) newlines: usize,

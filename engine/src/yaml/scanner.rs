@@ -1170,7 +1170,7 @@ impl Parser {
             if !self.cache(1) {
                 return false;
             }
-            if self.mark.column == 0 && super::chars::is_bom(&self.buffer[self.buffer_pos..]) {
+            if self.mark.column == 0 && self.is_bom_at_buffer_start() {
                 self.skip();
             }
 
