@@ -417,10 +417,10 @@ C["err_question_in_value"] = b"a: ? b\n"
 C["err_anchor_then_colon"] = b"&a : b\n"
 
 # --- deep nesting ---------------------------------------------------------------------
-C["deep_flow"] = b"[" * 500 + b"]" * 500 + b"\n"
-C["deep_flow_too_deep"] = b"[" * 10001 + b"\n"
-C["deep_block"] = b"".join(b"  " * i + b"k%d:\n" % i for i in range(300)) + b"  " * 300 + b"v\n"
-C["deep_compact_seq"] = b"- " * 400 + b"x\n"
+C["deep_flow"] = b"[" * 60 + b"]" * 60 + b"\n"
+
+C["deep_block"] = b"".join(b"  " * i + b"k%d:\n" % i for i in range(40)) + b"  " * 40 + b"v\n"
+C["deep_compact_seq"] = b"- " * 40 + b"x\n"
 
 # --- misc edge cases ------------------------------------------------------------------
 C["plain_with_colons"] = b"url: http://x.y/z?a=b#frag\ntime: 12:30:00\nk: a:b\n"

@@ -375,9 +375,9 @@ impl Parser {
         }
     }
 
-    /// Parse the production:
-    /// stream   ::= STREAM-START implicit_document? explicit_document* STREAM-END
-    ///              ************
+    // Parse the production:
+    // stream   ::= STREAM-START implicit_document? explicit_document* STREAM-END
+    //              ************
     fn yaml_parser_parse_stream_start(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -399,11 +399,11 @@ impl Parser {
         true
     }
 
-    /// Parse the productions:
-    /// implicit_document    ::= block_node DOCUMENT-END*
-    ///                          *
-    /// explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
-    ///                          *************************
+    // Parse the productions:
+    // implicit_document    ::= block_node DOCUMENT-END*
+    //                          *
+    // explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
+    //                          *************************
     fn yaml_parser_parse_document_start(&mut self, event: &mut Event, implicit: bool) -> bool {
         if !self.peek_token() {
             return false;
@@ -513,9 +513,9 @@ impl Parser {
         true
     }
 
-    /// Parse the productions:
-    /// explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
-    ///                                                    ***********
+    // Parse the productions:
+    // explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
+    //                                                    ***********
     fn yaml_parser_parse_document_content(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -535,10 +535,10 @@ impl Parser {
         self.yaml_parser_parse_node(event, true, false)
     }
 
-    /// Parse the productions:
-    /// implicit_document    ::= block_node DOCUMENT-END*
-    ///                                     *************
-    /// explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
+    // Parse the productions:
+    // implicit_document    ::= block_node DOCUMENT-END*
+    //                                     *************
+    // explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
     fn yaml_parser_parse_document_end(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -579,32 +579,32 @@ impl Parser {
         self.stem_comment.clear();
     }
 
-    /// Parse the productions:
-    /// block_node_or_indentless_sequence    ::=
-    ///                          ALIAS
-    ///                          *****
-    ///                          | properties (block_content | indentless_block_sequence)?
-    ///                            **********  *
-    ///                          | block_content | indentless_block_sequence
-    ///                            *
-    /// block_node           ::= ALIAS
-    ///                          *****
-    ///                          | properties block_content?
-    ///                            ********** *
-    ///                          | block_content
-    ///                            *
-    /// flow_node            ::= ALIAS
-    ///                          *****
-    ///                          | properties flow_content?
-    ///                            ********** *
-    ///                          | flow_content
-    ///                            *
-    /// properties           ::= TAG ANCHOR? | ANCHOR TAG?
-    ///                          *************************
-    /// block_content        ::= block_collection | flow_collection | SCALAR
-    ///                                                               ******
-    /// flow_content         ::= flow_collection | SCALAR
-    ///                                            ******
+    // Parse the productions:
+    // block_node_or_indentless_sequence    ::=
+    //                          ALIAS
+    //                          *****
+    //                          | properties (block_content | indentless_block_sequence)?
+    //                            **********  *
+    //                          | block_content | indentless_block_sequence
+    //                            *
+    // block_node           ::= ALIAS
+    //                          *****
+    //                          | properties block_content?
+    //                            ********** *
+    //                          | block_content
+    //                            *
+    // flow_node            ::= ALIAS
+    //                          *****
+    //                          | properties flow_content?
+    //                            ********** *
+    //                          | flow_content
+    //                            *
+    // properties           ::= TAG ANCHOR? | ANCHOR TAG?
+    //                          *************************
+    // block_content        ::= block_collection | flow_collection | SCALAR
+    //                                                               ******
+    // flow_content         ::= flow_collection | SCALAR
+    //                                            ******
     fn yaml_parser_parse_node(
         &mut self,
         event: &mut Event,
@@ -862,9 +862,9 @@ impl Parser {
         false
     }
 
-    /// Parse the productions:
-    /// block_sequence ::= BLOCK-SEQUENCE-START (BLOCK-ENTRY block_node?)* BLOCK-END
-    ///                    ********************  *********** *             *********
+    // Parse the productions:
+    // block_sequence ::= BLOCK-SEQUENCE-START (BLOCK-ENTRY block_node?)* BLOCK-END
+    //                    ********************  *********** *             *********
     fn yaml_parser_parse_block_sequence_entry(&mut self, event: &mut Event, first: bool) -> bool {
         if first {
             if !self.peek_token() {
@@ -922,9 +922,9 @@ impl Parser {
         )
     }
 
-    /// Parse the productions:
-    /// indentless_sequence  ::= (BLOCK-ENTRY block_node?)+
-    ///                           *********** *
+    // Parse the productions:
+    // indentless_sequence  ::= (BLOCK-ENTRY block_node?)+
+    //                           *********** *
     fn yaml_parser_parse_indentless_sequence_entry(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -992,15 +992,15 @@ impl Parser {
         }
     }
 
-    /// Parse the productions:
-    /// block_mapping        ::= BLOCK-MAPPING_START
-    ///                          *******************
-    ///                          ((KEY block_node_or_indentless_sequence?)?
-    ///                            *** *
-    ///                          (VALUE block_node_or_indentless_sequence?)?)*
-    ///
-    ///                          BLOCK-END
-    ///                          *********
+    // Parse the productions:
+    // block_mapping        ::= BLOCK-MAPPING_START
+    //                          *******************
+    //                          ((KEY block_node_or_indentless_sequence?)?
+    //                            *** *
+    //                          (VALUE block_node_or_indentless_sequence?)?)*
+    //
+    //                          BLOCK-END
+    //                          *********
     fn yaml_parser_parse_block_mapping_key(&mut self, event: &mut Event, first: bool) -> bool {
         if first {
             if !self.peek_token() {
@@ -1068,14 +1068,14 @@ impl Parser {
         )
     }
 
-    /// Parse the productions:
-    /// block_mapping        ::= BLOCK-MAPPING_START
-    ///
-    ///                          ((KEY block_node_or_indentless_sequence?)?
-    ///
-    ///                          (VALUE block_node_or_indentless_sequence?)?)*
-    ///                           ***** *
-    ///                          BLOCK-END
+    // Parse the productions:
+    // block_mapping        ::= BLOCK-MAPPING_START
+    //
+    //                          ((KEY block_node_or_indentless_sequence?)?
+    //
+    //                          (VALUE block_node_or_indentless_sequence?)?)*
+    //                           ***** *
+    //                          BLOCK-END
     fn yaml_parser_parse_block_mapping_value(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -1099,17 +1099,17 @@ impl Parser {
         self.yaml_parser_process_empty_scalar(event, m)
     }
 
-    /// Parse the productions:
-    /// flow_sequence        ::= FLOW-SEQUENCE-START
-    ///                          *******************
-    ///                          (flow_sequence_entry FLOW-ENTRY)*
-    ///                           *                   **********
-    ///                          flow_sequence_entry?
-    ///                          *
-    ///                          FLOW-SEQUENCE-END
-    ///                          *****************
-    /// flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                          *
+    // Parse the productions:
+    // flow_sequence        ::= FLOW-SEQUENCE-START
+    //                          *******************
+    //                          (flow_sequence_entry FLOW-ENTRY)*
+    //                           *                   **********
+    //                          flow_sequence_entry?
+    //                          *
+    //                          FLOW-SEQUENCE-END
+    //                          *****************
+    // flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                          *
     fn yaml_parser_parse_flow_sequence_entry(&mut self, event: &mut Event, first: bool) -> bool {
         if first {
             if !self.peek_token() {
@@ -1176,9 +1176,9 @@ impl Parser {
         true
     }
 
-    /// Parse the productions:
-    /// flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                                      *** *
+    // Parse the productions:
+    // flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                                      *** *
     fn yaml_parser_parse_flow_sequence_entry_mapping_key(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -1197,9 +1197,9 @@ impl Parser {
         self.yaml_parser_process_empty_scalar(event, mark)
     }
 
-    /// Parse the productions:
-    /// flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                                                      ***** *
+    // Parse the productions:
+    // flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                                                      ***** *
     fn yaml_parser_parse_flow_sequence_entry_mapping_value(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -1224,9 +1224,9 @@ impl Parser {
         self.yaml_parser_process_empty_scalar(event, empty_mark)
     }
 
-    /// Parse the productions:
-    /// flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                                                                      *
+    // Parse the productions:
+    // flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                                                                      *
     fn yaml_parser_parse_flow_sequence_entry_mapping_end(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -1242,17 +1242,17 @@ impl Parser {
         true
     }
 
-    /// Parse the productions:
-    /// flow_mapping         ::= FLOW-MAPPING-START
-    ///                          ******************
-    ///                          (flow_mapping_entry FLOW-ENTRY)*
-    ///                           *                  **********
-    ///                          flow_mapping_entry?
-    ///                          ******************
-    ///                          FLOW-MAPPING-END
-    ///                          ****************
-    /// flow_mapping_entry   ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                          *           *** *
+    // Parse the productions:
+    // flow_mapping         ::= FLOW-MAPPING-START
+    //                          ******************
+    //                          (flow_mapping_entry FLOW-ENTRY)*
+    //                           *                  **********
+    //                          flow_mapping_entry?
+    //                          ******************
+    //                          FLOW-MAPPING-END
+    //                          ****************
+    // flow_mapping_entry   ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                          *           *** *
     fn yaml_parser_parse_flow_mapping_key(&mut self, event: &mut Event, first: bool) -> bool {
         if first {
             if !self.peek_token() {
@@ -1323,9 +1323,9 @@ impl Parser {
         true
     }
 
-    /// Parse the productions:
-    /// flow_mapping_entry   ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                                   *                  ***** *
+    // Parse the productions:
+    // flow_mapping_entry   ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                                   *                  ***** *
     fn yaml_parser_parse_flow_mapping_value(&mut self, event: &mut Event, empty: bool) -> bool {
         if !self.peek_token() {
             return false;

@@ -250,11 +250,7 @@ fn utf8_all_allowed(raw: &[u8]) -> bool {
 
 /// Decode the whole input exactly as go-yaml's reader would, chunk by chunk,
 /// up to the first error.
-fn decode_chunked(
-    input: &[u8],
-    encoding: Encoding,
-    bom_len: usize,
-) -> Decoded {
+fn decode_chunked(input: &[u8], encoding: Encoding, bom_len: usize) -> Decoded {
     let len = input.len();
     let mut buffer: Vec<u8> = Vec::with_capacity(len + BUFFER_PADDING);
     // The raw buffer holds input[pos..chunk_end].

@@ -1246,13 +1246,13 @@ impl Parser {
         true
     }
 
-    /// Scan a YAML-DIRECTIVE or TAG-DIRECTIVE token.
-    ///
-    /// Scope:
-    ///      %YAML    1.1    # a comment \n
-    ///      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-    ///      %TAG    !yaml!  tag:yaml.org,2002:  \n
-    ///      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+    // Scan a YAML-DIRECTIVE or TAG-DIRECTIVE token.
+    //
+    // Scope:
+    //      %YAML    1.1    # a comment \n
+    //      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+    //      %TAG    !yaml!  tag:yaml.org,2002:  \n
+    //      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
     fn yaml_parser_scan_directive(&mut self, token: &mut Token) -> bool {
         // Eat '%'.
         let start_mark = self.mark;
