@@ -229,6 +229,33 @@ fn decoder_is_lazy() {
 }
 
 #[test]
+fn parser_events() {
+    use krmgraph_engine::yaml::event::EventType;
+    use krmgraph_engine::yaml::parser::Parser;
+    let mut p = Parser::new(b"a: 1 # c\n");
+    let mut types = Vec::new();
+    loop {
+        let e = p.next_event().expect("valid");
+        types.push(e.typ);
+        if e.typ == EventType::Scalar && e.value == b"1" {
+            assert_eq!(e.line_comment, b"# c");
+        }
+        if e.typ == EventType::StreamEnd {
+            break;
+        }
+    }
+    assert_eq!(types.len(), 8);
+    let mut p = Parser::new(b"[\n");
+    let err = std::iter::from_fn(|| Some(p.next_event()))
+        .find_map(|r| r.err())
+        .expect("an error");
+    assert_eq!(
+        err.to_string(),
+        "yaml: line 1: did not find expected node content"
+    );
+}
+
+#[test]
 fn unmarshal_empty_and_first_document() {
     assert_eq!(unmarshal(b"").expect("empty"), None);
     assert_eq!(unmarshal(b"# only a comment\n").expect("comment"), None);

@@ -210,6 +210,17 @@ impl Parser {
         parser
     }
 
+    /// The next event (`yaml_parser_parse`), or go-yaml's error for the
+    /// input so far. After `StreamEnd` (or an error) go-yaml hands out empty
+    /// events (`EventType::None`); so does this.
+    pub fn next_event(&mut self) -> Result<Event, super::decode::YamlError> {
+        let mut event = Event::default();
+        if !self.yaml_parser_parse(&mut event) {
+            return Err(super::decode::YamlError::from_parser(self));
+        }
+        Ok(event)
+    }
+
     /// The head token (the one `peek_token` returned).
     #[inline]
     fn tok(&self) -> &Token {
