@@ -50,43 +50,74 @@ use super::token::ErrorType;
 /// prints exactly go-yaml's message (`yaml: line 3: could not find expected
 /// ':'`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct YamlError {
-    /// Which stage failed (`Composer` for the decoder's own failures such as
-    /// unknown anchors).
-    pub kind: ErrorType,
-    /// The problem, e.g. `could not find expected ':'`.
-    pub problem: String,
-    /// The context, e.g. `while scanning a simple key`, possibly empty.
-    pub context: String,
-    /// Where the problem is (0-based line and column, as in go-yaml).
-    pub problem_mark: Mark,
-    /// Where the context starts (0-based).
-    pub context_mark: Mark,
-    /// For reader errors: the byte offset of the bad input.
-    pub problem_offset: usize,
-    /// For reader errors: the offending value, or -1.
-    pub problem_value: i64,
+pub struct YamlError(Box<ErrorDetails>);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ErrorDetails {
+    kind: ErrorType,
+    problem: String,
+    context: String,
+    problem_mark: Mark,
+    context_mark: Mark,
+    problem_offset: usize,
+    problem_value: i64,
     message: String,
 }
 
 impl YamlError {
-    /// go-yaml's error message, `yaml: ...`.
+    /// go-yaml's error message, `yaml: ...` (what `Display` prints).
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
+    }
+
+    /// Which stage failed (`Composer` for the decoder's own failures such as
+    /// unknown anchors).
+    pub fn kind(&self) -> ErrorType {
+        self.0.kind
+    }
+
+    /// The problem, e.g. `could not find expected ':'`.
+    pub fn problem(&self) -> &str {
+        &self.0.problem
+    }
+
+    /// The context, e.g. `while scanning a simple key`, possibly empty.
+    pub fn context(&self) -> &str {
+        &self.0.context
+    }
+
+    /// Where the problem is (0-based line and column, as in go-yaml).
+    pub fn problem_mark(&self) -> Mark {
+        self.0.problem_mark
+    }
+
+    /// Where the context starts (0-based).
+    pub fn context_mark(&self) -> Mark {
+        self.0.context_mark
+    }
+
+    /// For reader errors: the byte offset of the bad input.
+    pub fn problem_offset(&self) -> usize {
+        self.0.problem_offset
+    }
+
+    /// For reader errors: the offending value, or -1.
+    pub fn problem_value(&self) -> i64 {
+        self.0.problem_value
     }
 
     /// `failf`: a decoder failure with a formatted message.
     fn failf(msg: String) -> YamlError {
-        YamlError {
+        YamlError(Box::new(ErrorDetails {
             kind: ErrorType::Composer,
-            problem: msg.clone(),
+            message: format!("yaml: {msg}"),
+            problem: msg,
             context: String::new(),
             problem_mark: Mark::default(),
             context_mark: Mark::default(),
             problem_offset: 0,
             problem_value: 0,
-            message: format!("yaml: {msg}"),
-        }
+        }))
     }
 
     /// `(*parser).fail()`: the parser's recorded error, formatted.
@@ -115,7 +146,7 @@ impl YamlError {
         } else {
             "unknown problem parsing YAML content"
         };
-        YamlError {
+        YamlError(Box::new(ErrorDetails {
             kind: p.error,
             problem: p.problem.clone(),
             context: p.context.clone(),
@@ -124,13 +155,13 @@ impl YamlError {
             problem_offset: p.problem_offset,
             problem_value: p.problem_value,
             message: format!("yaml: {where_}{msg}"),
-        }
+        }))
     }
 }
 
 impl fmt::Display for YamlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
 

@@ -27,7 +27,7 @@ pub mod node;
 pub mod parser;
 mod reader;
 pub mod resolve;
-mod scanner;
+pub mod scanner;
 pub mod token;
 
 pub use emitter::EmitError;

@@ -115,10 +115,18 @@ pub struct Parser {
     pub(crate) buffer: Vec<u8>,
     /// The current position of the buffer.
     pub(crate) buffer_pos: usize,
-    /// How many characters may be requested before a decoding error
-    /// surfaces (`usize::MAX` when the input decodes cleanly).
-    pub(crate) reader_limit: usize,
-    /// The decoding error go-yaml would hit, if any.
+    /// go-yaml's decode frontier: characters decoded so far, including the
+    /// NULs appended at EOF (`unread` is `frontier - mark.index`).
+    pub(crate) frontier: usize,
+    /// Cumulative character counts at the end of each raw input chunk.
+    pub(crate) chunk_ends: Vec<usize>,
+    /// The next chunk to decode.
+    pub(crate) next_chunk: usize,
+    /// Whether go-yaml saw EOF before decoding anything (input under 3 bytes).
+    pub(crate) eof_early: bool,
+    /// Where in `buffer` the last refill happened (go-yaml's buffer start).
+    pub(crate) refill_pos: usize,
+    /// The decoding error go-yaml hits after the last clean chunk, if any.
     pub(crate) reader_error: Option<ReaderError>,
     /// The number of line breaks since last non-break/non-blank character.
     pub(crate) newlines: usize,
@@ -200,6 +208,17 @@ impl Parser {
         let mut parser = Parser::default();
         parser.set_input(input);
         parser
+    }
+
+    /// The next event (`yaml_parser_parse`), or go-yaml's error for the
+    /// input so far. After `StreamEnd` (or an error) go-yaml hands out empty
+    /// events (`EventType::None`); so does this.
+    pub fn next_event(&mut self) -> Result<Event, super::decode::YamlError> {
+        let mut event = Event::default();
+        if !self.yaml_parser_parse(&mut event) {
+            return Err(super::decode::YamlError::from_parser(self));
+        }
+        Ok(event)
     }
 
     /// The head token (the one `peek_token` returned).
@@ -367,9 +386,9 @@ impl Parser {
         }
     }
 
-    /// Parse the production:
-    /// stream   ::= STREAM-START implicit_document? explicit_document* STREAM-END
-    ///              ************
+    // Parse the production:
+    // stream   ::= STREAM-START implicit_document? explicit_document* STREAM-END
+    //              ************
     fn yaml_parser_parse_stream_start(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -391,11 +410,11 @@ impl Parser {
         true
     }
 
-    /// Parse the productions:
-    /// implicit_document    ::= block_node DOCUMENT-END*
-    ///                          *
-    /// explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
-    ///                          *************************
+    // Parse the productions:
+    // implicit_document    ::= block_node DOCUMENT-END*
+    //                          *
+    // explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
+    //                          *************************
     fn yaml_parser_parse_document_start(&mut self, event: &mut Event, implicit: bool) -> bool {
         if !self.peek_token() {
             return false;
@@ -505,9 +524,9 @@ impl Parser {
         true
     }
 
-    /// Parse the productions:
-    /// explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
-    ///                                                    ***********
+    // Parse the productions:
+    // explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
+    //                                                    ***********
     fn yaml_parser_parse_document_content(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -527,10 +546,10 @@ impl Parser {
         self.yaml_parser_parse_node(event, true, false)
     }
 
-    /// Parse the productions:
-    /// implicit_document    ::= block_node DOCUMENT-END*
-    ///                                     *************
-    /// explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
+    // Parse the productions:
+    // implicit_document    ::= block_node DOCUMENT-END*
+    //                                     *************
+    // explicit_document    ::= DIRECTIVE* DOCUMENT-START block_node? DOCUMENT-END*
     fn yaml_parser_parse_document_end(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -571,32 +590,32 @@ impl Parser {
         self.stem_comment.clear();
     }
 
-    /// Parse the productions:
-    /// block_node_or_indentless_sequence    ::=
-    ///                          ALIAS
-    ///                          *****
-    ///                          | properties (block_content | indentless_block_sequence)?
-    ///                            **********  *
-    ///                          | block_content | indentless_block_sequence
-    ///                            *
-    /// block_node           ::= ALIAS
-    ///                          *****
-    ///                          | properties block_content?
-    ///                            ********** *
-    ///                          | block_content
-    ///                            *
-    /// flow_node            ::= ALIAS
-    ///                          *****
-    ///                          | properties flow_content?
-    ///                            ********** *
-    ///                          | flow_content
-    ///                            *
-    /// properties           ::= TAG ANCHOR? | ANCHOR TAG?
-    ///                          *************************
-    /// block_content        ::= block_collection | flow_collection | SCALAR
-    ///                                                               ******
-    /// flow_content         ::= flow_collection | SCALAR
-    ///                                            ******
+    // Parse the productions:
+    // block_node_or_indentless_sequence    ::=
+    //                          ALIAS
+    //                          *****
+    //                          | properties (block_content | indentless_block_sequence)?
+    //                            **********  *
+    //                          | block_content | indentless_block_sequence
+    //                            *
+    // block_node           ::= ALIAS
+    //                          *****
+    //                          | properties block_content?
+    //                            ********** *
+    //                          | block_content
+    //                            *
+    // flow_node            ::= ALIAS
+    //                          *****
+    //                          | properties flow_content?
+    //                            ********** *
+    //                          | flow_content
+    //                            *
+    // properties           ::= TAG ANCHOR? | ANCHOR TAG?
+    //                          *************************
+    // block_content        ::= block_collection | flow_collection | SCALAR
+    //                                                               ******
+    // flow_content         ::= flow_collection | SCALAR
+    //                                            ******
     fn yaml_parser_parse_node(
         &mut self,
         event: &mut Event,
@@ -854,9 +873,9 @@ impl Parser {
         false
     }
 
-    /// Parse the productions:
-    /// block_sequence ::= BLOCK-SEQUENCE-START (BLOCK-ENTRY block_node?)* BLOCK-END
-    ///                    ********************  *********** *             *********
+    // Parse the productions:
+    // block_sequence ::= BLOCK-SEQUENCE-START (BLOCK-ENTRY block_node?)* BLOCK-END
+    //                    ********************  *********** *             *********
     fn yaml_parser_parse_block_sequence_entry(&mut self, event: &mut Event, first: bool) -> bool {
         if first {
             if !self.peek_token() {
@@ -914,9 +933,9 @@ impl Parser {
         )
     }
 
-    /// Parse the productions:
-    /// indentless_sequence  ::= (BLOCK-ENTRY block_node?)+
-    ///                           *********** *
+    // Parse the productions:
+    // indentless_sequence  ::= (BLOCK-ENTRY block_node?)+
+    //                           *********** *
     fn yaml_parser_parse_indentless_sequence_entry(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -984,15 +1003,15 @@ impl Parser {
         }
     }
 
-    /// Parse the productions:
-    /// block_mapping        ::= BLOCK-MAPPING_START
-    ///                          *******************
-    ///                          ((KEY block_node_or_indentless_sequence?)?
-    ///                            *** *
-    ///                          (VALUE block_node_or_indentless_sequence?)?)*
-    ///
-    ///                          BLOCK-END
-    ///                          *********
+    // Parse the productions:
+    // block_mapping        ::= BLOCK-MAPPING_START
+    //                          *******************
+    //                          ((KEY block_node_or_indentless_sequence?)?
+    //                            *** *
+    //                          (VALUE block_node_or_indentless_sequence?)?)*
+    //
+    //                          BLOCK-END
+    //                          *********
     fn yaml_parser_parse_block_mapping_key(&mut self, event: &mut Event, first: bool) -> bool {
         if first {
             if !self.peek_token() {
@@ -1060,14 +1079,14 @@ impl Parser {
         )
     }
 
-    /// Parse the productions:
-    /// block_mapping        ::= BLOCK-MAPPING_START
-    ///
-    ///                          ((KEY block_node_or_indentless_sequence?)?
-    ///
-    ///                          (VALUE block_node_or_indentless_sequence?)?)*
-    ///                           ***** *
-    ///                          BLOCK-END
+    // Parse the productions:
+    // block_mapping        ::= BLOCK-MAPPING_START
+    //
+    //                          ((KEY block_node_or_indentless_sequence?)?
+    //
+    //                          (VALUE block_node_or_indentless_sequence?)?)*
+    //                           ***** *
+    //                          BLOCK-END
     fn yaml_parser_parse_block_mapping_value(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -1091,17 +1110,17 @@ impl Parser {
         self.yaml_parser_process_empty_scalar(event, m)
     }
 
-    /// Parse the productions:
-    /// flow_sequence        ::= FLOW-SEQUENCE-START
-    ///                          *******************
-    ///                          (flow_sequence_entry FLOW-ENTRY)*
-    ///                           *                   **********
-    ///                          flow_sequence_entry?
-    ///                          *
-    ///                          FLOW-SEQUENCE-END
-    ///                          *****************
-    /// flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                          *
+    // Parse the productions:
+    // flow_sequence        ::= FLOW-SEQUENCE-START
+    //                          *******************
+    //                          (flow_sequence_entry FLOW-ENTRY)*
+    //                           *                   **********
+    //                          flow_sequence_entry?
+    //                          *
+    //                          FLOW-SEQUENCE-END
+    //                          *****************
+    // flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                          *
     fn yaml_parser_parse_flow_sequence_entry(&mut self, event: &mut Event, first: bool) -> bool {
         if first {
             if !self.peek_token() {
@@ -1168,9 +1187,9 @@ impl Parser {
         true
     }
 
-    /// Parse the productions:
-    /// flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                                      *** *
+    // Parse the productions:
+    // flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                                      *** *
     fn yaml_parser_parse_flow_sequence_entry_mapping_key(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -1189,9 +1208,9 @@ impl Parser {
         self.yaml_parser_process_empty_scalar(event, mark)
     }
 
-    /// Parse the productions:
-    /// flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                                                      ***** *
+    // Parse the productions:
+    // flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                                                      ***** *
     fn yaml_parser_parse_flow_sequence_entry_mapping_value(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -1216,9 +1235,9 @@ impl Parser {
         self.yaml_parser_process_empty_scalar(event, empty_mark)
     }
 
-    /// Parse the productions:
-    /// flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                                                                      *
+    // Parse the productions:
+    // flow_sequence_entry  ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                                                                      *
     fn yaml_parser_parse_flow_sequence_entry_mapping_end(&mut self, event: &mut Event) -> bool {
         if !self.peek_token() {
             return false;
@@ -1234,17 +1253,17 @@ impl Parser {
         true
     }
 
-    /// Parse the productions:
-    /// flow_mapping         ::= FLOW-MAPPING-START
-    ///                          ******************
-    ///                          (flow_mapping_entry FLOW-ENTRY)*
-    ///                           *                  **********
-    ///                          flow_mapping_entry?
-    ///                          ******************
-    ///                          FLOW-MAPPING-END
-    ///                          ****************
-    /// flow_mapping_entry   ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                          *           *** *
+    // Parse the productions:
+    // flow_mapping         ::= FLOW-MAPPING-START
+    //                          ******************
+    //                          (flow_mapping_entry FLOW-ENTRY)*
+    //                           *                  **********
+    //                          flow_mapping_entry?
+    //                          ******************
+    //                          FLOW-MAPPING-END
+    //                          ****************
+    // flow_mapping_entry   ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                          *           *** *
     fn yaml_parser_parse_flow_mapping_key(&mut self, event: &mut Event, first: bool) -> bool {
         if first {
             if !self.peek_token() {
@@ -1315,9 +1334,9 @@ impl Parser {
         true
     }
 
-    /// Parse the productions:
-    /// flow_mapping_entry   ::= flow_node | KEY flow_node? (VALUE flow_node?)?
-    ///                                   *                  ***** *
+    // Parse the productions:
+    // flow_mapping_entry   ::= flow_node | KEY flow_node? (VALUE flow_node?)?
+    //                                   *                  ***** *
     fn yaml_parser_parse_flow_mapping_value(&mut self, event: &mut Event, empty: bool) -> bool {
         if !self.peek_token() {
             return false;

@@ -26,20 +26,23 @@
 //! not allowed", ...). A port of go-yaml v3's `readerc.go` (MIT/Apache-2.0,
 //! Canonical Ltd / Kirill Simonov).
 //!
-//! go-yaml decodes its input lazily, 512 raw bytes at a time, and reports a
-//! decoding error only when the scanner asks for a character from the chunk
-//! that contains it. This port decodes the whole input up front (followed by
+//! go-yaml decodes its input lazily, 512 raw bytes at a time, into a working
+//! buffer it shifts on every refill. Two observable behaviours depend on
+//! that: a decoding error surfaces only when the scanner asks for a
+//! character of the chunk that contains it (so a bad byte in a later
+//! document does not fail an earlier one), and go-yaml's `is_bom` looks at
+//! the start of the working buffer, i.e. at the character where the last
+//! refill happened. This port decodes the whole input up front (followed by
 //! zero padding, so `buffer[pos + k]` lookahead is always in bounds and reads
-//! NUL past the end, as go-yaml's EOF handling does) but remembers how many
-//! characters go-yaml would have decoded before reaching the bad chunk, so
-//! `update_buffer` fails at exactly the same scanner position: a bad byte in
-//! a later document does not fail an earlier one.
+//! NUL past the end, as go-yaml's EOF handling does) and emulates go-yaml's
+//! decode frontier chunk by chunk, so errors and refill points happen at
+//! exactly the same scanner positions.
 
 use super::parser::Parser;
 use super::token::{Encoding, ErrorType};
 
 /// go-yaml's `input_raw_buffer_size`: the raw input is read in chunks of
-/// this many bytes, which decides when a decoding error surfaces.
+/// this many bytes.
 const INPUT_RAW_BUFFER_SIZE: usize = 512;
 
 /// Zero bytes after the decoded input. The scanner looks at most 512 bytes
@@ -57,6 +60,17 @@ pub(crate) struct ReaderError {
     pub(crate) value: i64,
     /// Characters decoded before the bad character.
     pub(crate) chars_before: usize,
+}
+
+/// The decoded input and go-yaml's chunking of it.
+struct Decoded {
+    /// Decoded UTF-8 followed by zero padding.
+    buffer: Vec<u8>,
+    /// Cumulative character counts at the end of each raw chunk that
+    /// decodes cleanly.
+    chunk_ends: Vec<usize>,
+    /// The error in the chunk after the last clean one, if any.
+    error: Option<ReaderError>,
 }
 
 // Byte order marks.
@@ -94,46 +108,112 @@ impl Parser {
             (Encoding::Utf8, 0)
         };
         self.encoding = encoding;
-        let raw = &input[bom_len..];
 
         // Fast path: valid UTF-8 with only allowed characters decodes to
         // itself.
-        if encoding == Encoding::Utf8 && utf8_all_allowed(raw) {
-            let mut buffer = Vec::with_capacity(raw.len() + BUFFER_PADDING);
-            buffer.extend_from_slice(raw);
-            buffer.resize(raw.len() + BUFFER_PADDING, 0);
-            self.buffer = buffer;
-            self.reader_limit = usize::MAX;
-            self.reader_error = None;
-            return;
-        }
-
-        let (buffer, limit, error) = decode_chunked(input, encoding, bom_len);
-        self.buffer = buffer;
-        self.reader_limit = limit;
-        self.reader_error = error;
+        let decoded = if encoding == Encoding::Utf8 && utf8_all_allowed(&input[bom_len..]) {
+            decode_valid_utf8(input, bom_len)
+        } else {
+            decode_chunked(input, encoding, bom_len)
+        };
+        self.buffer = decoded.buffer;
+        self.chunk_ends = decoded.chunk_ends;
+        self.reader_error = decoded.error;
+        // yaml_parser_determine_encoding reads until it has 3 bytes or EOF.
+        self.eof_early = input.len() < 3;
+        self.next_chunk = 0;
+        self.frontier = 0;
+        self.refill_pos = 0;
     }
 
     /// Ensure that the buffer contains at least `length` characters
-    /// (`yaml_parser_update_buffer`). Everything is decoded already, so this
-    /// only fails where go-yaml's lazy decoding would have hit a bad byte.
+    /// (`yaml_parser_update_buffer`, with the `unread < length` check of its
+    /// callers folded in).
     #[inline]
     pub(crate) fn yaml_parser_update_buffer(&mut self, length: usize) -> bool {
-        if self.mark.index.saturating_add(length) <= self.reader_limit {
+        if self.mark.index + length <= self.frontier {
             return true;
         }
-        self.update_buffer_error()
+        self.yaml_parser_refill_buffer(length)
     }
 
+    /// The refilling half of `yaml_parser_update_buffer`: advance go-yaml's
+    /// decode frontier by whole raw chunks until `length` characters are
+    /// unread, appending one NUL at EOF.
     #[cold]
-    fn update_buffer_error(&mut self) -> bool {
-        let Some(err) = self.reader_error else {
-            return true;
-        };
-        // go-yaml has now decoded the chunk up to the bad character; later
-        // requests that stay before it succeed.
-        self.reader_limit = err.chars_before;
-        self.yaml_parser_set_reader_error(err.problem, err.offset, err.value)
+    fn yaml_parser_refill_buffer(&mut self, length: usize) -> bool {
+        // Move the unread characters to the beginning of the buffer.
+        self.refill_pos = self.buffer_pos;
+        loop {
+            if self.next_chunk < self.chunk_ends.len() {
+                // Decode the raw buffer.
+                self.frontier = self.chunk_ends[self.next_chunk];
+                self.next_chunk += 1;
+                if self.eof_early && self.next_chunk == self.chunk_ends.len() {
+                    // On EOF, put NUL into the buffer and return.
+                    self.frontier += 1;
+                    return true;
+                }
+            } else if let Some(err) = self.reader_error {
+                // go-yaml has decoded the chunk up to the bad character;
+                // later requests that stay before it succeed.
+                self.frontier = err.chars_before;
+                return self.yaml_parser_set_reader_error(err.problem, err.offset, err.value);
+            } else {
+                // On EOF, put NUL into the buffer and return.
+                self.frontier += 1;
+                return true;
+            }
+            if self.mark.index + length <= self.frontier {
+                return true;
+            }
+        }
+    }
+
+    /// go-yaml's `is_bom(parser.buffer, parser.buffer_pos)`, which (a bug
+    /// kept for fidelity) looks at the start of the working buffer: the
+    /// character where the last refill happened.
+    #[inline]
+    pub(crate) fn is_bom_at_buffer_start(&self) -> bool {
+        super::chars::is_bom(&self.buffer[self.refill_pos..])
+    }
+}
+
+/// The fast path: `input[bom_len..]` is valid, allowed UTF-8, so the buffer
+/// is a copy; only go-yaml's chunk boundaries need computing.
+fn decode_valid_utf8(input: &[u8], bom_len: usize) -> Decoded {
+    let len = input.len();
+    let raw = &input[bom_len..];
+    let mut buffer = Vec::with_capacity(raw.len() + BUFFER_PADDING);
+    buffer.extend_from_slice(raw);
+    buffer.resize(raw.len() + BUFFER_PADDING, 0);
+
+    let mut chunk_ends = Vec::with_capacity(len / INPUT_RAW_BUFFER_SIZE + 2);
+    let mut pos = bom_len;
+    let mut end = len.min(INPUT_RAW_BUFFER_SIZE);
+    let mut chars = 0usize;
+    if len > 0 {
+        loop {
+            // Complete characters only: leave a split one for the next chunk.
+            let mut q = end;
+            if q < len {
+                while q > pos && input[q] & 0xC0 == 0x80 {
+                    q -= 1;
+                }
+            }
+            chars += input[pos..q].iter().filter(|&&b| b & 0xC0 != 0x80).count();
+            chunk_ends.push(chars);
+            pos = q;
+            if end == len {
+                break;
+            }
+            end = len.min(pos + INPUT_RAW_BUFFER_SIZE);
+        }
+    }
+    Decoded {
+        buffer,
+        chunk_ends,
+        error: None,
     }
 }
 
@@ -168,14 +248,9 @@ fn utf8_all_allowed(raw: &[u8]) -> bool {
     true
 }
 
-/// Decode the whole input exactly as go-yaml's reader would, chunk by chunk.
-/// Returns the decoded buffer (padded), the number of characters the
-/// scanner may request before the error surfaces, and the error.
-fn decode_chunked(
-    input: &[u8],
-    encoding: Encoding,
-    bom_len: usize,
-) -> (Vec<u8>, usize, Option<ReaderError>) {
+/// Decode the whole input exactly as go-yaml's reader would, chunk by chunk,
+/// up to the first error.
+fn decode_chunked(input: &[u8], encoding: Encoding, bom_len: usize) -> Decoded {
     let len = input.len();
     let mut buffer: Vec<u8> = Vec::with_capacity(len + BUFFER_PADDING);
     // The raw buffer holds input[pos..chunk_end].
@@ -183,7 +258,7 @@ fn decode_chunked(
     let mut chunk_end = len.min(INPUT_RAW_BUFFER_SIZE);
     // yaml_parser_determine_encoding reads until it has 3 bytes or EOF.
     let mut eof = len < 3;
-    let mut chunk_start_chars = 0usize;
+    let mut chunk_ends = Vec::new();
     let mut chars = 0usize;
 
     let error = 'outer: loop {
@@ -310,6 +385,9 @@ fn decode_chunked(
             chars += 1;
         }
 
+        // The chunk decoded cleanly.
+        chunk_ends.push(chars);
+
         // Refill the raw buffer (yaml_parser_update_raw_buffer).
         if chunk_end == len {
             if eof || pos == len {
@@ -322,13 +400,13 @@ fn decode_chunked(
         } else {
             chunk_end = len.min(pos + INPUT_RAW_BUFFER_SIZE);
         }
-        chunk_start_chars = chars;
     };
 
     let decoded = buffer.len();
     buffer.resize(decoded + BUFFER_PADDING, 0);
-    match error {
-        None => (buffer, usize::MAX, None),
-        Some(err) => (buffer, chunk_start_chars, Some(err)),
+    Decoded {
+        buffer,
+        chunk_ends,
+        error,
     }
 }

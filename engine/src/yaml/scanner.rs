@@ -1170,7 +1170,7 @@ impl Parser {
             if !self.cache(1) {
                 return false;
             }
-            if self.mark.column == 0 && super::chars::is_bom(&self.buffer[self.buffer_pos..]) {
+            if self.mark.column == 0 && self.is_bom_at_buffer_start() {
                 self.skip();
             }
 
@@ -1246,13 +1246,13 @@ impl Parser {
         true
     }
 
-    /// Scan a YAML-DIRECTIVE or TAG-DIRECTIVE token.
-    ///
-    /// Scope:
-    ///      %YAML    1.1    # a comment \n
-    ///      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-    ///      %TAG    !yaml!  tag:yaml.org,2002:  \n
-    ///      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+    // Scan a YAML-DIRECTIVE or TAG-DIRECTIVE token.
+    //
+    // Scope:
+    //      %YAML    1.1    # a comment \n
+    //      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+    //      %TAG    !yaml!  tag:yaml.org,2002:  \n
+    //      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
     fn yaml_parser_scan_directive(&mut self, token: &mut Token) -> bool {
         // Eat '%'.
         let start_mark = self.mark;
