@@ -160,8 +160,13 @@ pub struct Emitter {
     pub(crate) state: State,
     pub(crate) states: Vec<State>,
 
-    /// The event queue; `events[0]` is Go's `events[events_head]`.
+    /// The events waiting behind the one being processed: `events[0]` is
+    /// Go's `events[events_head+1]` while an event is processed, and Go's
+    /// `events[events_head]` between events.
     pub(crate) events: VecDeque<Event>,
+    /// The type of the event being processed (Go's
+    /// `events[events_head].typ`), which Go keeps at the queue head.
+    pub(crate) head: EventType,
 
     pub(crate) indents: Vec<isize>,
 
@@ -195,6 +200,10 @@ pub struct Emitter {
     pub(crate) tail_comment: Vec<u8>,
 
     pub(crate) key_line_comment: Vec<u8>,
+
+    /// Scalar value buffers done with, handed back to the encoder so a
+    /// scalar costs no allocation (not in Go, where the GC does this).
+    pub(crate) spare: Vec<Vec<u8>>,
 }
 
 impl Default for Emitter {
@@ -218,6 +227,7 @@ impl Emitter {
             state: State::StreamStart,
             states: Vec::with_capacity(16),
             events: VecDeque::with_capacity(16),
+            head: EventType::None,
             indents: Vec::with_capacity(16),
             tag_directives: Vec::new(),
             indent: 0,
@@ -241,6 +251,7 @@ impl Emitter {
             foot_comment: Vec::new(),
             tail_comment: Vec::new(),
             key_line_comment: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -287,6 +298,21 @@ impl Emitter {
     /// The bytes written, consuming the emitter.
     pub fn into_output(self) -> Vec<u8> {
         self.out
+    }
+
+    /// A cleared buffer for the next event's scalar value.
+    #[inline]
+    pub(crate) fn buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Keep `v` for [`buffer`](Emitter::buffer).
+    #[inline]
+    pub(crate) fn recycle(&mut self, mut v: Vec<u8>) {
+        if v.capacity() != 0 && self.spare.len() < 8 {
+            v.clear();
+            self.spare.push(v);
+        }
     }
 
     // ---- writerc.go and the output helpers of emitterc.go ----
@@ -364,16 +390,33 @@ impl Emitter {
 
     /// `yaml_emitter_emit`: queue an event and process what can be.
     pub fn emit(&mut self, event: Event) -> Result<(), EmitError> {
+        if self.events.is_empty()
+            && !matches!(
+                event.typ,
+                EventType::DocumentStart | EventType::SequenceStart | EventType::MappingStart
+            )
+        {
+            // Go queues it and `need_more_events` lets it through at once.
+            return self.process_event(event);
+        }
         self.events.push_back(event);
         while !self.need_more_events() {
-            // Go borrows `&emitter.events[emitter.events_head]`; take the
-            // event out, leaving its type for the look-ahead checks.
-            let mut event = std::mem::take(&mut self.events[0]);
-            self.events[0].typ = event.typ;
-            self.analyze_event(&mut event)?;
-            self.state_machine(&event)?;
-            self.events.pop_front();
+            let Some(event) = self.events.pop_front() else {
+                break;
+            };
+            self.process_event(event)?;
         }
+        Ok(())
+    }
+
+    /// The body of Go's `yaml_emitter_emit` loop for the head event, taken
+    /// off the queue (its type stays in `head` for the look-ahead checks).
+    #[inline]
+    fn process_event(&mut self, mut event: Event) -> EmitResult {
+        self.head = event.typ;
+        self.analyze_event(&mut event)?;
+        self.state_machine(&event)?;
+        self.head = EventType::None;
         Ok(())
     }
 
@@ -954,25 +997,24 @@ impl Emitter {
 
     /// Check if the next events represent an empty sequence.
     fn check_empty_sequence(&self) -> bool {
-        if self.events.len() < 2 {
+        let Some(next) = self.events.front() else {
             return false;
-        }
-        self.events[0].typ == EventType::SequenceStart
-            && self.events[1].typ == EventType::SequenceEnd
+        };
+        self.head == EventType::SequenceStart && next.typ == EventType::SequenceEnd
     }
 
     /// Check if the next events represent an empty mapping.
     fn check_empty_mapping(&self) -> bool {
-        if self.events.len() < 2 {
+        let Some(next) = self.events.front() else {
             return false;
-        }
-        self.events[0].typ == EventType::MappingStart && self.events[1].typ == EventType::MappingEnd
+        };
+        self.head == EventType::MappingStart && next.typ == EventType::MappingEnd
     }
 
     /// Check if the next node can be expressed as a simple key.
     fn check_simple_key(&self) -> bool {
         let mut length = 0;
-        match self.events[0].typ {
+        match self.head {
             EventType::Alias => {
                 length += self.anchor_data.anchor.len();
             }

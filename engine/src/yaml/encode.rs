@@ -168,11 +168,13 @@ impl Encoder {
         } else {
             long_tag(tag).as_bytes().to_vec()
         };
+        let mut value_bytes = self.emitter.buffer();
+        value_bytes.extend_from_slice(value.as_bytes());
         self.emit(Event {
             typ: EventType::Scalar,
             anchor: bytes(anchor),
             tag,
-            value: bytes(value),
+            value: value_bytes,
             implicit,
             quoted_implicit: implicit,
             style,
