@@ -553,17 +553,33 @@ fn errors_carry_go_yaml_messages() {
     );
 }
 
+/// go-yaml parses up to 10000 nested levels; encoding them must not
+/// depend on the thread's stack (2 MiB here, Rust's default for threads).
 #[test]
 fn deep_nesting_does_not_overflow() {
-    let mut n = s("leaf");
-    for _ in 0..2000 {
-        n = map(vec![kv("k", n)]);
-    }
     let out = std::thread::Builder::new()
-        .stack_size(64 << 20)
-        .spawn(move || to_string(&n, 2, true).unwrap())
+        .stack_size(2 << 20)
+        .spawn(|| {
+            let mut flow = s("leaf");
+            for _ in 0..20_000 {
+                flow = styled(map(vec![kv("k", seq(vec![flow]))]), Style::FLOW);
+            }
+            let mut block = s("leaf");
+            for _ in 0..2_000 {
+                block = map(vec![kv("k", block)]);
+            }
+            let out = (to_string(&flow, 2, true), to_string(&block, 2, false));
+            // Dropping the trees recurses (Node's own Drop); not under test.
+            std::mem::forget((flow, block));
+            out
+        })
         .unwrap()
         .join()
         .unwrap();
-    assert!(out.ends_with("k: leaf\n"));
+    let flow = out.0.unwrap();
+    assert!(flow.starts_with("{k: [{k: [{k: ["));
+    assert!(flow.contains("{k: [leaf]}]}"));
+    assert!(flow.ends_with("]}]}]}\n"));
+    assert_eq!(flow.len(), 20_000 * "{k: []}".len() + "leaf\n".len());
+    assert!(out.1.unwrap().ends_with("k: leaf\n"));
 }

@@ -25,9 +25,10 @@
 //! (`compact_sequence_indent`, `yaml_emitter_increase_indent_compact`).
 //!
 //! This module owns [`Emitter`] (`yaml_emitter_t`), its states, the event
-//! queue and the state machine. [`analyze`](self) (scalar, tag and anchor
-//! analysis, style selection) and the writers (indicators, tags, the five
-//! scalar styles, comments) live in submodules.
+//! queue, the state dispatcher and the stream and document states; the
+//! submodules hold the node states (`nodes`), event analysis and style
+//! selection (`analyze`) and the writers: indicators, tags, the five scalar
+//! styles and comments (`write`).
 //!
 //! Naming: Go's `yaml_emitter_X(emitter, ...)` is `Emitter::X(&mut self, ...)`
 //! here, and the `put`/`write`/`write_break` helpers keep their names, so the
@@ -37,11 +38,12 @@
 //! return nothing and `yaml_emitter_flush` is a no-op.
 
 mod analyze;
+mod nodes;
 mod write;
 
 use std::collections::VecDeque;
 
-use super::event::{collection_style, Event, EventType, TagDirective, VersionDirective};
+use super::event::{Event, EventType, TagDirective, VersionDirective};
 
 /// An error from the emitter or the encoder. `problem` is go-yaml's message
 /// (`expected STREAM-START`); `Display` prefixes `yaml: ` as go-yaml's
@@ -160,8 +162,13 @@ pub struct Emitter {
     pub(crate) state: State,
     pub(crate) states: Vec<State>,
 
-    /// The event queue; `events[0]` is Go's `events[events_head]`.
+    /// The events waiting behind the one being processed: `events[0]` is
+    /// Go's `events[events_head+1]` while an event is processed, and Go's
+    /// `events[events_head]` between events.
     pub(crate) events: VecDeque<Event>,
+    /// The type of the event being processed (Go's
+    /// `events[events_head].typ`), which Go keeps at the queue head.
+    pub(crate) head: EventType,
 
     pub(crate) indents: Vec<isize>,
 
@@ -195,6 +202,10 @@ pub struct Emitter {
     pub(crate) tail_comment: Vec<u8>,
 
     pub(crate) key_line_comment: Vec<u8>,
+
+    /// Scalar value buffers done with, handed back to the encoder so a
+    /// scalar costs no allocation (not in Go, where the GC does this).
+    pub(crate) spare: Vec<Vec<u8>>,
 }
 
 impl Default for Emitter {
@@ -218,6 +229,7 @@ impl Emitter {
             state: State::StreamStart,
             states: Vec::with_capacity(16),
             events: VecDeque::with_capacity(16),
+            head: EventType::None,
             indents: Vec::with_capacity(16),
             tag_directives: Vec::new(),
             indent: 0,
@@ -241,6 +253,7 @@ impl Emitter {
             foot_comment: Vec::new(),
             tail_comment: Vec::new(),
             key_line_comment: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -287,6 +300,21 @@ impl Emitter {
     /// The bytes written, consuming the emitter.
     pub fn into_output(self) -> Vec<u8> {
         self.out
+    }
+
+    /// A cleared buffer for the next event's scalar value.
+    #[inline]
+    pub(crate) fn buffer(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    /// Keep `v` for [`buffer`](Emitter::buffer).
+    #[inline]
+    pub(crate) fn recycle(&mut self, mut v: Vec<u8>) {
+        if v.capacity() != 0 && self.spare.len() < 8 {
+            v.clear();
+            self.spare.push(v);
+        }
     }
 
     // ---- writerc.go and the output helpers of emitterc.go ----
@@ -364,16 +392,33 @@ impl Emitter {
 
     /// `yaml_emitter_emit`: queue an event and process what can be.
     pub fn emit(&mut self, event: Event) -> Result<(), EmitError> {
+        if self.events.is_empty()
+            && !matches!(
+                event.typ,
+                EventType::DocumentStart | EventType::SequenceStart | EventType::MappingStart
+            )
+        {
+            // Go queues it and `need_more_events` lets it through at once.
+            return self.process_event(event);
+        }
         self.events.push_back(event);
         while !self.need_more_events() {
-            // Go borrows `&emitter.events[emitter.events_head]`; take the
-            // event out, leaving its type for the look-ahead checks.
-            let mut event = std::mem::take(&mut self.events[0]);
-            self.events[0].typ = event.typ;
-            self.analyze_event(&mut event)?;
-            self.state_machine(&event)?;
-            self.events.pop_front();
+            let Some(event) = self.events.pop_front() else {
+                break;
+            };
+            self.process_event(event)?;
         }
+        Ok(())
+    }
+
+    /// The body of Go's `yaml_emitter_emit` loop for the head event, taken
+    /// off the queue (its type stays in `head` for the look-ahead checks).
+    #[inline]
+    fn process_event(&mut self, mut event: Event) -> EmitResult {
+        self.head = event.typ;
+        self.analyze_event(&mut event)?;
+        self.state_machine(&event)?;
+        self.head = EventType::None;
         Ok(())
     }
 
@@ -651,413 +696,6 @@ impl Emitter {
         self.state = State::DocumentStart;
         self.tag_directives.clear();
         Ok(())
-    }
-
-    /// Whether a line, foot or tail comment is pending.
-    #[inline]
-    fn has_trailing_comments(&self) -> bool {
-        self.line_comment.len() + self.foot_comment.len() + self.tail_comment.len() > 0
-    }
-
-    /// Expect a flow item node.
-    fn emit_flow_sequence_item(&mut self, event: &Event, first: bool, trail: bool) -> EmitResult {
-        if first {
-            self.write_indicator(b"[", true, true, false);
-            self.increase_indent(true, false)?;
-            self.flow_level += 1;
-        }
-
-        if event.typ == EventType::SequenceEnd {
-            if self.canonical && !first && !trail {
-                self.write_indicator(b",", false, false, false);
-            }
-            self.flow_level -= 1;
-            self.pop_indent();
-            if self.column == 0 || self.canonical && !first {
-                self.write_indent();
-            }
-            self.write_indicator(b"]", false, false, false);
-            self.process_line_comment();
-            self.process_foot_comment();
-            self.pop_state();
-            return Ok(());
-        }
-
-        if !first && !trail {
-            self.write_indicator(b",", false, false, false);
-        }
-
-        self.process_head_comment();
-        if self.column == 0 {
-            self.write_indent();
-        }
-
-        if self.canonical || self.column > self.best_width {
-            self.write_indent();
-        }
-        if self.has_trailing_comments() {
-            self.states.push(State::FlowSequenceTrailItem);
-        } else {
-            self.states.push(State::FlowSequenceItem);
-        }
-        self.emit_node(event, false, true, false, false)?;
-        if self.has_trailing_comments() {
-            self.write_indicator(b",", false, false, false);
-        }
-        self.process_line_comment();
-        self.process_foot_comment();
-        Ok(())
-    }
-
-    /// Expect a flow key node.
-    fn emit_flow_mapping_key(&mut self, event: &Event, first: bool, trail: bool) -> EmitResult {
-        if first {
-            self.write_indicator(b"{", true, true, false);
-            self.increase_indent(true, false)?;
-            self.flow_level += 1;
-        }
-
-        if event.typ == EventType::MappingEnd {
-            if (self.canonical
-                || self.head_comment.len() + self.foot_comment.len() + self.tail_comment.len() > 0)
-                && !first
-                && !trail
-            {
-                self.write_indicator(b",", false, false, false);
-            }
-            self.process_head_comment();
-            self.flow_level -= 1;
-            self.pop_indent();
-            if self.canonical && !first {
-                self.write_indent();
-            }
-            self.write_indicator(b"}", false, false, false);
-            self.process_line_comment();
-            self.process_foot_comment();
-            self.pop_state();
-            return Ok(());
-        }
-
-        if !first && !trail {
-            self.write_indicator(b",", false, false, false);
-        }
-
-        self.process_head_comment();
-
-        if self.column == 0 {
-            self.write_indent();
-        }
-
-        if self.canonical || self.column > self.best_width {
-            self.write_indent();
-        }
-
-        if !self.canonical && self.check_simple_key() {
-            self.states.push(State::FlowMappingSimpleValue);
-            return self.emit_node(event, false, false, true, true);
-        }
-        self.write_indicator(b"?", true, false, false);
-        self.states.push(State::FlowMappingValue);
-        self.emit_node(event, false, false, true, false)
-    }
-
-    /// Expect a flow value node.
-    fn emit_flow_mapping_value(&mut self, event: &Event, simple: bool) -> EmitResult {
-        if simple {
-            self.write_indicator(b":", false, false, false);
-        } else {
-            if self.canonical || self.column > self.best_width {
-                self.write_indent();
-            }
-            self.write_indicator(b":", true, false, false);
-        }
-        if self.has_trailing_comments() {
-            self.states.push(State::FlowMappingTrailKey);
-        } else {
-            self.states.push(State::FlowMappingKey);
-        }
-        self.emit_node(event, false, false, true, false)?;
-        if self.has_trailing_comments() {
-            self.write_indicator(b",", false, false, false);
-        }
-        self.process_line_comment();
-        self.process_foot_comment();
-        Ok(())
-    }
-
-    /// Expect a block item node.
-    fn emit_block_sequence_item(&mut self, event: &Event, first: bool) -> EmitResult {
-        if first {
-            let seq = self.mapping_context
-                && (self.column == 0 || !self.indention)
-                && self.compact_sequence_indent;
-            self.increase_indent_compact(false, false, seq)?;
-        }
-        if event.typ == EventType::SequenceEnd {
-            self.pop_indent();
-            self.pop_state();
-            return Ok(());
-        }
-        self.process_head_comment();
-        self.write_indent();
-        self.write_indicator(b"-", true, false, true);
-        self.states.push(State::BlockSequenceItem);
-        self.emit_node(event, false, true, false, false)?;
-        self.process_line_comment();
-        self.process_foot_comment();
-        Ok(())
-    }
-
-    /// Expect a block key node.
-    fn emit_block_mapping_key(&mut self, event: &Event, first: bool) -> EmitResult {
-        if first {
-            self.increase_indent(false, false)?;
-        }
-        self.process_head_comment();
-        if event.typ == EventType::MappingEnd {
-            self.pop_indent();
-            self.pop_state();
-            return Ok(());
-        }
-        self.write_indent();
-        if !self.line_comment.is_empty() {
-            // [Go] A line comment was provided for the key. That's unusual as the
-            //      scanner associates line comments with the value. Either way,
-            //      save the line comment and render it appropriately later.
-            self.key_line_comment = std::mem::take(&mut self.line_comment);
-        }
-        if self.check_simple_key() {
-            self.states.push(State::BlockMappingSimpleValue);
-            return self.emit_node(event, false, false, true, true);
-        }
-        self.write_indicator(b"?", true, false, true);
-        self.states.push(State::BlockMappingValue);
-        self.emit_node(event, false, false, true, false)
-    }
-
-    /// Expect a block value node.
-    fn emit_block_mapping_value(&mut self, event: &Event, simple: bool) -> EmitResult {
-        if simple {
-            self.write_indicator(b":", false, false, false);
-        } else {
-            self.write_indent();
-            self.write_indicator(b":", true, false, true);
-        }
-        if !self.key_line_comment.is_empty() {
-            // [Go] Line comments are generally associated with the value, but when there's
-            //      no value on the same line as a mapping key they end up attached to the
-            //      key itself.
-            if event.typ == EventType::Scalar {
-                if self.line_comment.is_empty() {
-                    // A scalar is coming and it has no line comments by itself yet,
-                    // so just let it handle the line comment as usual. If it has a
-                    // line comment, we can't have both so the one from the key is lost.
-                    self.line_comment = std::mem::take(&mut self.key_line_comment);
-                }
-            } else if event.style != collection_style::FLOW
-                && (event.typ == EventType::MappingStart || event.typ == EventType::SequenceStart)
-            {
-                // An indented block follows, so write the comment right now.
-                std::mem::swap(&mut self.line_comment, &mut self.key_line_comment);
-                self.process_line_comment();
-                std::mem::swap(&mut self.line_comment, &mut self.key_line_comment);
-            }
-        }
-        self.states.push(State::BlockMappingKey);
-        self.emit_node(event, false, false, true, false)?;
-        self.process_line_comment();
-        self.process_foot_comment();
-        Ok(())
-    }
-
-    /// Expect a node.
-    fn emit_node(
-        &mut self,
-        event: &Event,
-        root: bool,
-        sequence: bool,
-        mapping: bool,
-        simple_key: bool,
-    ) -> EmitResult {
-        self.root_context = root;
-        self.sequence_context = sequence;
-        self.mapping_context = mapping;
-        self.simple_key_context = simple_key;
-
-        match event.typ {
-            EventType::Alias => self.emit_alias(event),
-            EventType::Scalar => self.emit_scalar(event),
-            EventType::SequenceStart => self.emit_sequence_start(event),
-            EventType::MappingStart => self.emit_mapping_start(event),
-            other => yaml_emitter_set_emitter_error(format!(
-                "expected SCALAR, SEQUENCE-START, MAPPING-START, or ALIAS, but got {}",
-                other.name()
-            )),
-        }
-    }
-
-    /// Expect ALIAS.
-    fn emit_alias(&mut self, _event: &Event) -> EmitResult {
-        self.process_anchor();
-        self.pop_state();
-        Ok(())
-    }
-
-    /// Expect SCALAR.
-    fn emit_scalar(&mut self, event: &Event) -> EmitResult {
-        self.select_scalar_style(event)?;
-        self.process_anchor();
-        self.process_tag();
-        self.increase_indent(true, false)?;
-        self.process_scalar()?;
-        self.pop_indent();
-        self.pop_state();
-        Ok(())
-    }
-
-    /// Expect SEQUENCE-START.
-    fn emit_sequence_start(&mut self, event: &Event) -> EmitResult {
-        self.process_anchor();
-        self.process_tag();
-        if self.flow_level > 0
-            || self.canonical
-            || event.style == collection_style::FLOW
-            || self.check_empty_sequence()
-        {
-            self.state = State::FlowSequenceFirstItem;
-        } else {
-            self.state = State::BlockSequenceFirstItem;
-        }
-        Ok(())
-    }
-
-    /// Expect MAPPING-START.
-    fn emit_mapping_start(&mut self, event: &Event) -> EmitResult {
-        self.process_anchor();
-        self.process_tag();
-        if self.flow_level > 0
-            || self.canonical
-            || event.style == collection_style::FLOW
-            || self.check_empty_mapping()
-        {
-            self.state = State::FlowMappingFirstKey;
-        } else {
-            self.state = State::BlockMappingFirstKey;
-        }
-        Ok(())
-    }
-
-    /// Check if the document content is an empty scalar.
-    fn check_empty_document(&self) -> bool {
-        false // [Go] Huh?
-    }
-
-    /// Check if the next events represent an empty sequence.
-    fn check_empty_sequence(&self) -> bool {
-        if self.events.len() < 2 {
-            return false;
-        }
-        self.events[0].typ == EventType::SequenceStart
-            && self.events[1].typ == EventType::SequenceEnd
-    }
-
-    /// Check if the next events represent an empty mapping.
-    fn check_empty_mapping(&self) -> bool {
-        if self.events.len() < 2 {
-            return false;
-        }
-        self.events[0].typ == EventType::MappingStart && self.events[1].typ == EventType::MappingEnd
-    }
-
-    /// Check if the next node can be expressed as a simple key.
-    fn check_simple_key(&self) -> bool {
-        let mut length = 0;
-        match self.events[0].typ {
-            EventType::Alias => {
-                length += self.anchor_data.anchor.len();
-            }
-            EventType::Scalar => {
-                if self.scalar_data.multiline {
-                    return false;
-                }
-                length += self.anchor_data.anchor.len()
-                    + self.tag_data.handle.len()
-                    + self.tag_data.suffix.len()
-                    + self.scalar_data.value.len();
-            }
-            EventType::SequenceStart => {
-                if !self.check_empty_sequence() {
-                    return false;
-                }
-                length += self.anchor_data.anchor.len()
-                    + self.tag_data.handle.len()
-                    + self.tag_data.suffix.len();
-            }
-            EventType::MappingStart => {
-                if !self.check_empty_mapping() {
-                    return false;
-                }
-                length += self.anchor_data.anchor.len()
-                    + self.tag_data.handle.len()
-                    + self.tag_data.suffix.len();
-            }
-            _ => return false,
-        }
-        length <= 128
-    }
-
-    /// Write a head comment.
-    fn process_head_comment(&mut self) {
-        if !self.tail_comment.is_empty() {
-            self.write_indent();
-            let comment = std::mem::take(&mut self.tail_comment);
-            self.write_comment(&comment);
-            self.tail_comment = comment;
-            self.tail_comment.clear();
-            self.foot_indent = self.indent;
-            if self.foot_indent < 0 {
-                self.foot_indent = 0;
-            }
-        }
-
-        if self.head_comment.is_empty() {
-            return;
-        }
-        self.write_indent();
-        let comment = std::mem::take(&mut self.head_comment);
-        self.write_comment(&comment);
-        self.head_comment = comment;
-        self.head_comment.clear();
-    }
-
-    /// Write an line comment.
-    fn process_line_comment(&mut self) {
-        if self.line_comment.is_empty() {
-            return;
-        }
-        if !self.whitespace {
-            self.put(b' ');
-        }
-        let comment = std::mem::take(&mut self.line_comment);
-        self.write_comment(&comment);
-        self.line_comment = comment;
-        self.line_comment.clear();
-    }
-
-    /// Write a foot comment.
-    fn process_foot_comment(&mut self) {
-        if self.foot_comment.is_empty() {
-            return;
-        }
-        self.write_indent();
-        let comment = std::mem::take(&mut self.foot_comment);
-        self.write_comment(&comment);
-        self.foot_comment = comment;
-        self.foot_comment.clear();
-        self.foot_indent = self.indent;
-        if self.foot_indent < 0 {
-            self.foot_indent = 0;
-        }
     }
 
     /// Check if a %YAML directive is valid.

@@ -168,11 +168,13 @@ impl Encoder {
         } else {
             long_tag(tag).as_bytes().to_vec()
         };
+        let mut value_bytes = self.emitter.buffer();
+        value_bytes.extend_from_slice(value.as_bytes());
         self.emit(Event {
             typ: EventType::Scalar,
             anchor: bytes(anchor),
             tag,
-            value: bytes(value),
+            value: value_bytes,
             implicit,
             quoted_implicit: implicit,
             style,
@@ -186,7 +188,111 @@ impl Encoder {
 
     /// `encoder.node`: one node and its children. `tail` is the foot
     /// comment of the previous mapping key, written before this node.
+    ///
+    /// Go recurses; this walks the tree with an explicit stack so that
+    /// trees as deep as go-yaml parses (10000 levels) cannot overflow the
+    /// thread's stack. Each Go step is marked where it happens: the start
+    /// events in [`node_start`](Encoder::node_start), the loops over
+    /// `node.Content` and the end events here.
     fn node(&mut self, node: &Node, tail: &str) -> Result<(), EmitError> {
+        let mut stack: Vec<Frame<'_>> = Vec::new();
+        self.node_start(node, tail, &node.foot_comment, &mut stack)?;
+        while let Some(frame) = stack.pop() {
+            match frame {
+                Frame::Document { node, next } => {
+                    // for _, node := range node.Content { e.node(node, "") }
+                    if let Some(child) = node.content.get(next) {
+                        stack.push(Frame::Document {
+                            node,
+                            next: next + 1,
+                        });
+                        self.node_start(child, "", &child.foot_comment, &mut stack)?;
+                    } else {
+                        let mut end = document_end();
+                        end.foot_comment = bytes(&node.foot_comment);
+                        self.emit(end)?;
+                    }
+                }
+                Frame::Sequence { node, next, foot } => {
+                    if let Some(child) = node.content.get(next) {
+                        stack.push(Frame::Sequence {
+                            node,
+                            next: next + 1,
+                            foot,
+                        });
+                        self.node_start(child, "", &child.foot_comment, &mut stack)?;
+                    } else {
+                        self.emit(Event {
+                            typ: EventType::SequenceEnd,
+                            line_comment: bytes(&node.line_comment),
+                            foot_comment: bytes(foot),
+                            ..Event::default()
+                        })?;
+                    }
+                }
+                Frame::MappingKey {
+                    node,
+                    next,
+                    tail,
+                    foot,
+                } => {
+                    // The tail logic below moves the foot comment of prior keys to the following key,
+                    // since the value for each key may be a nested structure and the foot needs to be
+                    // processed only the entirety of the value is streamed. The last tail is processed
+                    // with the mapping end event.
+                    if next + 1 < node.content.len() {
+                        let k = &node.content[next];
+                        // Go encodes a copy of the key without its foot
+                        // comment, which becomes the next tail.
+                        stack.push(Frame::MappingValue {
+                            node,
+                            next,
+                            tail: &k.foot_comment,
+                            foot,
+                        });
+                        self.node_start(k, tail, "", &mut stack)?;
+                    } else {
+                        self.emit(Event {
+                            typ: EventType::MappingEnd,
+                            tail_comment: bytes(tail),
+                            line_comment: bytes(&node.line_comment),
+                            foot_comment: bytes(foot),
+                            ..Event::default()
+                        })?;
+                    }
+                }
+                Frame::MappingValue {
+                    node,
+                    next,
+                    tail,
+                    foot,
+                } => {
+                    stack.push(Frame::MappingKey {
+                        node,
+                        next: next + 2,
+                        tail,
+                        foot,
+                    });
+                    let v = &node.content[next + 1];
+                    self.node_start(v, "", &v.foot_comment, &mut stack)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The part of `encoder.node` before the children: the tag and style
+    /// decisions and the start event (or the whole node for scalars and
+    /// aliases). Collections push the frame that walks their children.
+    /// `foot` is the node's foot comment, empty for a key whose foot
+    /// comment moved to the next key.
+    fn node_start<'a>(
+        &mut self,
+        node: &'a Node,
+        tail: &str,
+        foot: &'a str,
+        stack: &mut Vec<Frame<'a>>,
+    ) -> Result<(), EmitError> {
         // Zero nodes behave as nil.
         if is_zero(node) {
             return self.nilv();
@@ -227,12 +333,8 @@ impl Encoder {
                 let mut start = document_start();
                 start.head_comment = bytes(&node.head_comment);
                 self.emit(start)?;
-                for child in &node.content {
-                    self.node(child, "")?;
-                }
-                let mut end = document_end();
-                end.foot_comment = bytes(&node.foot_comment);
-                self.emit(end)
+                stack.push(Frame::Document { node, next: 0 });
+                Ok(())
             }
 
             Kind::Sequence => {
@@ -250,15 +352,12 @@ impl Encoder {
                     head_comment: bytes(&node.head_comment),
                     ..Event::default()
                 })?;
-                for child in &node.content {
-                    self.node(child, "")?;
-                }
-                self.emit(Event {
-                    typ: EventType::SequenceEnd,
-                    line_comment: bytes(&node.line_comment),
-                    foot_comment: bytes(&node.foot_comment),
-                    ..Event::default()
-                })
+                stack.push(Frame::Sequence {
+                    node,
+                    next: 0,
+                    foot,
+                });
+                Ok(())
             }
 
             Kind::Mapping => {
@@ -277,35 +376,13 @@ impl Encoder {
                     head_comment: bytes(&node.head_comment),
                     ..Event::default()
                 })?;
-
-                // The tail logic below moves the foot comment of prior keys to the following key,
-                // since the value for each key may be a nested structure and the foot needs to be
-                // processed only the entirety of the value is streamed. The last tail is processed
-                // with the mapping end event.
-                let mut tail: &str = "";
-                for pair in node.content.chunks_exact(2) {
-                    let k = &pair[0];
-                    let foot = &k.foot_comment;
-                    if !foot.is_empty() {
-                        let mut kopy = k.clone();
-                        kopy.foot_comment.clear();
-                        self.node(&kopy, tail)?;
-                    } else {
-                        self.node(k, tail)?;
-                    }
-                    tail = foot;
-
-                    let v = &pair[1];
-                    self.node(v, "")?;
-                }
-
-                self.emit(Event {
-                    typ: EventType::MappingEnd,
-                    tail_comment: bytes(tail),
-                    line_comment: bytes(&node.line_comment),
-                    foot_comment: bytes(&node.foot_comment),
-                    ..Event::default()
-                })
+                stack.push(Frame::MappingKey {
+                    node,
+                    next: 0,
+                    tail: "",
+                    foot,
+                });
+                Ok(())
             }
 
             Kind::Alias => self.emit(Event {
@@ -313,7 +390,7 @@ impl Encoder {
                 anchor: bytes(&node.value),
                 head_comment: bytes(&node.head_comment),
                 line_comment: bytes(&node.line_comment),
-                foot_comment: bytes(&node.foot_comment),
+                foot_comment: bytes(foot),
                 ..Event::default()
             }),
 
@@ -345,12 +422,41 @@ impl Encoder {
                     style,
                     &node.head_comment,
                     &node.line_comment,
-                    &node.foot_comment,
+                    foot,
                     tail,
                 )
             }
         }
     }
+}
+
+/// Where the walk of [`Encoder::node`] is inside a collection: what Go
+/// keeps on its call stack while it loops over `node.Content`.
+enum Frame<'a> {
+    /// Next child of a document.
+    Document { node: &'a Node, next: usize },
+    /// Next item of a sequence; `foot` goes on SEQUENCE-END.
+    Sequence {
+        node: &'a Node,
+        next: usize,
+        foot: &'a str,
+    },
+    /// Next key of a mapping (`content[next]`), with the tail to write
+    /// before it; `foot` goes on MAPPING-END.
+    MappingKey {
+        node: &'a Node,
+        next: usize,
+        tail: &'a str,
+        foot: &'a str,
+    },
+    /// The value `content[next + 1]` of the key just written; `tail` is
+    /// that key's foot comment.
+    MappingValue {
+        node: &'a Node,
+        next: usize,
+        tail: &'a str,
+        foot: &'a str,
+    },
 }
 
 /// Encode one node (a document or a bare root) with the given indentation

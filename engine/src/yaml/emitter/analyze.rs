@@ -31,6 +31,22 @@ use super::{
 };
 use crate::yaml::event::{scalar_style, Event, EventType, TagDirective};
 
+/// Printable ASCII that, past the first character, neither is an indicator
+/// (`, ? [ ] { } : #`) nor a space: the scalar analysis only notes that the
+/// previous character was not a blank or a break.
+static PLAIN_TAIL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0x21;
+    while c <= 0x7E {
+        t[c] = !matches!(
+            c as u8,
+            b',' | b'?' | b'[' | b']' | b'{' | b'}' | b':' | b'#'
+        );
+        c += 1;
+    }
+    t
+};
+
 impl Emitter {
     /// Check if a %TAG directive is valid.
     pub(super) fn analyze_tag_directive(&mut self, tag_directive: &TagDirective) -> EmitResult {
@@ -128,7 +144,8 @@ impl Emitter {
         let mut previous_space = false;
         let mut previous_break = false;
 
-        self.scalar_data.value = value;
+        let old = std::mem::replace(&mut self.scalar_data.value, value);
+        self.recycle(old);
         let value = &self.scalar_data.value[..];
 
         if value.is_empty() {
@@ -149,6 +166,17 @@ impl Emitter {
         let mut i = 0;
         while i < value.len() {
             let c = value[i];
+            if i > 0 && PLAIN_TAIL[c as usize] {
+                // Fast path: a run of characters that, after the first
+                // position, only clear the previous-character flags.
+                while i < value.len() && PLAIN_TAIL[value[i] as usize] {
+                    i += 1;
+                }
+                previous_space = false;
+                previous_break = false;
+                preceded_by_whitespace = false;
+                continue;
+            }
             // Go panics on a stray continuation byte; step over it.
             let w = width(c).max(1);
             let followed_by_whitespace = i + w >= value.len() || is_blank(value, i + w);

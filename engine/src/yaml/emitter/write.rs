@@ -21,7 +21,8 @@
 
 //! The writers of go-yaml v3's `emitterc.go`: indentation, indicators,
 //! anchors, tags, the five scalar styles (plain, single and double quoted,
-//! literal and folded, with go-yaml's exact folding) and comments.
+//! literal and folded, with go-yaml's exact folding) and comments (the
+//! head, line and foot comment steps and `yaml_emitter_write_comment`).
 //!
 //! With go-yaml v3's infinite `best_width` the line-folding branches
 //! (`column > best_width`) never run, but they are kept as in Go. Runs of
@@ -457,6 +458,60 @@ impl Emitter {
                 self.indention = false;
                 breaks = false;
             }
+        }
+    }
+
+    /// Write a head comment.
+    pub(super) fn process_head_comment(&mut self) {
+        if !self.tail_comment.is_empty() {
+            self.write_indent();
+            let comment = std::mem::take(&mut self.tail_comment);
+            self.write_comment(&comment);
+            self.tail_comment = comment;
+            self.tail_comment.clear();
+            self.foot_indent = self.indent;
+            if self.foot_indent < 0 {
+                self.foot_indent = 0;
+            }
+        }
+
+        if self.head_comment.is_empty() {
+            return;
+        }
+        self.write_indent();
+        let comment = std::mem::take(&mut self.head_comment);
+        self.write_comment(&comment);
+        self.head_comment = comment;
+        self.head_comment.clear();
+    }
+
+    /// Write an line comment.
+    pub(super) fn process_line_comment(&mut self) {
+        if self.line_comment.is_empty() {
+            return;
+        }
+        if !self.whitespace {
+            self.put(b' ');
+        }
+        let comment = std::mem::take(&mut self.line_comment);
+        self.write_comment(&comment);
+        self.line_comment = comment;
+        self.line_comment.clear();
+    }
+
+    /// Write a foot comment.
+    pub(super) fn process_foot_comment(&mut self) {
+        if self.foot_comment.is_empty() {
+            return;
+        }
+        self.write_indent();
+        let comment = std::mem::take(&mut self.foot_comment);
+        self.write_comment(&comment);
+        self.foot_comment = comment;
+        self.foot_comment.clear();
+        self.foot_indent = self.indent;
+        if self.foot_indent < 0 {
+            self.foot_indent = 0;
         }
     }
 
