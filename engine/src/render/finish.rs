@@ -148,7 +148,9 @@ fn remove_all(path: &Path) -> Result<(), RenderError> {
 pub fn save_results(options: &RenderOptions, ctx: &RunContext) -> Result<Option<PathBuf>, RenderError> {
     let Some(dir) = &options.results_dir else { return Ok(None) };
     let node = result_list_node(&ctx.results, ctx.exit_code);
-    let bytes = crate::yaml::encode::to_bytes(&node, 2, false).map_err(|e| RenderError::Message(e.to_string()))?;
+    let bytes = crate::yaml::encode::to_string(&node, 2, false)
+        .map_err(|e| RenderError::Message(e.to_string()))?
+        .into_bytes();
     let path = dir.join("results.yaml");
     std::fs::create_dir_all(dir)
         .and_then(|_| crate::fsutil::write_atomic(&path, &bytes))

@@ -1,0 +1,32 @@
+//! Arbitrary bytes through the YAML model: parse every document, emit it as
+//! kpt would (compact and wide), parse the output again. Nothing may panic,
+//! and emitted YAML must always parse.
+#![no_main]
+
+use krmgraph_engine::yaml::{Decoder, Encoder};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let mut decoder = Decoder::new(data);
+    let mut docs = Vec::new();
+    while let Ok(Some(doc)) = decoder.next_document() {
+        docs.push(doc);
+        if docs.len() > 64 {
+            break;
+        }
+    }
+    for compact in [true, false] {
+        let mut encoder = Encoder::new();
+        encoder.set_indent(2);
+        encoder.set_compact_seq_indent(compact);
+        let mut ok = true;
+        for doc in &docs {
+            ok &= encoder.encode(doc).is_ok();
+        }
+        if let (true, Ok(bytes)) = (ok, encoder.finish()) {
+            if !docs.is_empty() {
+                krmgraph_engine::yaml::parse_documents(&bytes).expect("emitted YAML parses");
+            }
+        }
+    }
+});
