@@ -5,4 +5,5 @@
 
 #![deny(missing_docs)]
 
+pub mod kyaml;
 pub mod yaml;
