@@ -18,8 +18,15 @@
 //! - [`emitter`]: events to bytes.
 
 pub mod chars;
+pub mod debug;
+pub mod decode;
 pub mod event;
 pub mod node;
+pub mod parser;
+mod reader;
 pub mod resolve;
+pub mod scanner;
+pub mod token;
 
+pub use decode::{parse_documents, unmarshal, Decoder, YamlError};
 pub use node::{Kind, Node, Style};

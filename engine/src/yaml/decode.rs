@@ -1,0 +1,559 @@
+//
+// Copyright (c) 2011-2019 Canonical Ltd
+// Copyright (c) 2006-2010 Kirill Simonov
+//
+// Permission is hereby granted, free of charge, to any person obtaining a copy of
+// this software and associated documentation files (the "Software"), to deal in
+// the Software without restriction, including without limitation the rights to
+// use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+// of the Software, and to permit persons to whom the Software is furnished to do
+// so, subject to the following conditions:
+//
+// The above copyright notice and this permission notice shall be included in all
+// copies or substantial portions of the Software.
+//
+// THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+// IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+// FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+// AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+// LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+// OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+// SOFTWARE.
+
+//! Events to [`Node`] trees, and go-yaml's error messages. A port of the
+//! `parser` type of go-yaml v3's `decode.go` (MIT/Apache-2.0, Canonical Ltd /
+//! Kirill Simonov): `parse`, `node`, `document`, `alias`, `scalar`,
+//! `sequence`, `mapping` (with their foot-comment fix-ups), the anchors map,
+//! and `fail()`'s `yaml: line N: <problem>` formatting. The reflection-based
+//! unmarshal into Go values is not ported: decoding into a `yaml.Node` is a
+//! plain copy of the tree.
+//!
+//! go-yaml builds the tree recursively; this port keeps an explicit stack so
+//! deeply nested input (up to the scanner's 10000 indentation and 10000
+//! flow levels) cannot overflow the Rust stack.
+//!
+//! [`Decoder`] is `yaml.NewDecoder(r)`: each [`Decoder::next_document`] is
+//! one `Decode(&node)` call and parses lazily, so an error in a later
+//! document does not fail an earlier call. [`unmarshal`] is
+//! `yaml.Unmarshal(in, &node)`.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use super::event::{collection_style, scalar_style, Event, EventType, Mark};
+use super::node::{short_tag, tag, Kind, Node, Style};
+use super::parser::Parser;
+use super::resolve::resolve_tag;
+use super::token::ErrorType;
+
+/// A YAML error, carrying go-yaml's problem, context and marks; `Display`
+/// prints exactly go-yaml's message (`yaml: line 3: could not find expected
+/// ':'`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct YamlError(Box<ErrorDetails>);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ErrorDetails {
+    kind: ErrorType,
+    problem: String,
+    context: String,
+    problem_mark: Mark,
+    context_mark: Mark,
+    problem_offset: usize,
+    problem_value: i64,
+    message: String,
+}
+
+impl YamlError {
+    /// go-yaml's error message, `yaml: ...` (what `Display` prints).
+    pub fn message(&self) -> &str {
+        &self.0.message
+    }
+
+    /// Which stage failed (`Composer` for the decoder's own failures such as
+    /// unknown anchors).
+    pub fn kind(&self) -> ErrorType {
+        self.0.kind
+    }
+
+    /// The problem, e.g. `could not find expected ':'`.
+    pub fn problem(&self) -> &str {
+        &self.0.problem
+    }
+
+    /// The context, e.g. `while scanning a simple key`, possibly empty.
+    pub fn context(&self) -> &str {
+        &self.0.context
+    }
+
+    /// Where the problem is (0-based line and column, as in go-yaml).
+    pub fn problem_mark(&self) -> Mark {
+        self.0.problem_mark
+    }
+
+    /// Where the context starts (0-based).
+    pub fn context_mark(&self) -> Mark {
+        self.0.context_mark
+    }
+
+    /// For reader errors: the byte offset of the bad input.
+    pub fn problem_offset(&self) -> usize {
+        self.0.problem_offset
+    }
+
+    /// For reader errors: the offending value, or -1.
+    pub fn problem_value(&self) -> i64 {
+        self.0.problem_value
+    }
+
+    /// `failf`: a decoder failure with a formatted message.
+    fn failf(msg: String) -> YamlError {
+        YamlError(Box::new(ErrorDetails {
+            kind: ErrorType::Composer,
+            message: format!("yaml: {msg}"),
+            problem: msg,
+            context: String::new(),
+            problem_mark: Mark::default(),
+            context_mark: Mark::default(),
+            problem_offset: 0,
+            problem_value: 0,
+        }))
+    }
+
+    /// `(*parser).fail()`: the parser's recorded error, formatted.
+    pub(crate) fn from_parser(p: &Parser) -> YamlError {
+        let mut line = 0usize;
+        if p.context_mark.line != 0 {
+            line = p.context_mark.line;
+            // Scanner errors don't iterate line before returning error
+            if p.error == ErrorType::Scanner {
+                line += 1;
+            }
+        } else if p.problem_mark.line != 0 {
+            line = p.problem_mark.line;
+            // Scanner errors don't iterate line before returning error
+            if p.error == ErrorType::Scanner {
+                line += 1;
+            }
+        }
+        let where_ = if line != 0 {
+            format!("line {line}: ")
+        } else {
+            String::new()
+        };
+        let msg = if !p.problem.is_empty() {
+            p.problem.as_str()
+        } else {
+            "unknown problem parsing YAML content"
+        };
+        YamlError(Box::new(ErrorDetails {
+            kind: p.error,
+            problem: p.problem.clone(),
+            context: p.context.clone(),
+            problem_mark: p.problem_mark,
+            context_mark: p.context_mark,
+            problem_offset: p.problem_offset,
+            problem_value: p.problem_value,
+            message: format!("yaml: {where_}{msg}"),
+        }))
+    }
+}
+
+impl fmt::Display for YamlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0.message)
+    }
+}
+
+impl std::error::Error for YamlError {}
+
+/// Bytes from the parser as a `String` (always UTF-8 except for tags built
+/// from `%`-escapes, which are converted lossily).
+fn string(v: Vec<u8>) -> String {
+    match String::from_utf8(v) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
+fn str_of(v: &[u8]) -> String {
+    String::from_utf8_lossy(v).into_owned()
+}
+
+/// A collection being built (a suspended `document()`, `sequence()` or
+/// `mapping()` call of go-yaml's recursive decoder).
+enum Frame {
+    Document(Node),
+    Sequence(Node),
+    Mapping(Node),
+}
+
+/// go-yaml's decode-side `parser`: events to nodes.
+struct NodeParser {
+    parser: Parser,
+    event: Event,
+    anchors: HashSet<String>,
+    done_init: bool,
+}
+
+impl NodeParser {
+    fn new(input: &[u8]) -> NodeParser {
+        NodeParser {
+            parser: Parser::new(input),
+            event: Event::default(),
+            anchors: HashSet::new(),
+            done_init: false,
+        }
+    }
+
+    fn init(&mut self) -> Result<(), YamlError> {
+        if self.done_init {
+            return Ok(());
+        }
+        self.expect(EventType::StreamStart)?;
+        self.done_init = true;
+        Ok(())
+    }
+
+    fn fail(&self) -> YamlError {
+        YamlError::from_parser(&self.parser)
+    }
+
+    /// expect consumes an event from the event stream and
+    /// checks that it's of the expected type.
+    fn expect(&mut self, e: EventType) -> Result<(), YamlError> {
+        if self.event.typ == EventType::None && !self.parser.yaml_parser_parse(&mut self.event) {
+            return Err(self.fail());
+        }
+        if self.event.typ == EventType::StreamEnd {
+            return Err(YamlError::failf(
+                "attempted to go past the end of stream; corrupted value?".into(),
+            ));
+        }
+        if self.event.typ != e {
+            self.parser.problem = format!(
+                "expected {} event but got {}",
+                e.name(),
+                self.event.typ.name()
+            );
+            return Err(self.fail());
+        }
+        self.event = Event::default();
+        Ok(())
+    }
+
+    /// peek peeks at the next event in the event stream,
+    /// puts the results into p.event and returns the event type.
+    fn peek(&mut self) -> Result<EventType, YamlError> {
+        if self.event.typ != EventType::None {
+            return Ok(self.event.typ);
+        }
+        if !self.parser.yaml_parser_parse(&mut self.event) || self.parser.error != ErrorType::None {
+            return Err(self.fail());
+        }
+        Ok(self.event.typ)
+    }
+
+    fn anchor(&mut self, n: &mut Node, anchor: &[u8]) {
+        if !anchor.is_empty() {
+            n.anchor = str_of(anchor);
+            self.anchors.insert(n.anchor.clone());
+        }
+    }
+
+    fn node(&mut self, kind: Kind, default_tag: &str, tag: Vec<u8>, value: String) -> Node {
+        let mut style = Style::NONE;
+        let tag = if !tag.is_empty() && tag != b"!" {
+            style = Style::TAGGED;
+            short_tag(&string(tag)).into_owned()
+        } else if !default_tag.is_empty() {
+            default_tag.to_string()
+        } else if kind == Kind::Scalar {
+            resolve_tag(&value).to_string()
+        } else {
+            String::new()
+        };
+        Node {
+            kind,
+            style,
+            tag,
+            value,
+            anchor: String::new(),
+            content: Vec::new(),
+            line: self.event.start_mark.line + 1,
+            column: self.event.start_mark.column + 1,
+            head_comment: string(std::mem::take(&mut self.event.head_comment)),
+            line_comment: string(std::mem::take(&mut self.event.line_comment)),
+            foot_comment: string(std::mem::take(&mut self.event.foot_comment)),
+        }
+    }
+
+    fn alias(&mut self) -> Result<Node, YamlError> {
+        let name = str_of(&self.event.anchor);
+        let n = self.node(Kind::Alias, "", Vec::new(), name);
+        if !self.anchors.contains(&n.value) {
+            return Err(YamlError::failf(format!(
+                "unknown anchor '{}' referenced",
+                n.value
+            )));
+        }
+        self.expect(EventType::Alias)?;
+        Ok(n)
+    }
+
+    fn scalar(&mut self) -> Result<Node, YamlError> {
+        let parsed_style = self.event.style;
+        let node_style = if parsed_style & scalar_style::DOUBLE_QUOTED != 0 {
+            Style::DOUBLE_QUOTED
+        } else if parsed_style & scalar_style::SINGLE_QUOTED != 0 {
+            Style::SINGLE_QUOTED
+        } else if parsed_style & scalar_style::LITERAL != 0 {
+            Style::LITERAL
+        } else if parsed_style & scalar_style::FOLDED != 0 {
+            Style::FOLDED
+        } else {
+            Style::NONE
+        };
+        let node_value = string(std::mem::take(&mut self.event.value));
+        let node_tag = std::mem::take(&mut self.event.tag);
+        let default_tag = if node_style == Style::NONE {
+            if node_value == "<<" {
+                tag::MERGE
+            } else {
+                ""
+            }
+        } else {
+            tag::STR
+        };
+        let mut n = self.node(Kind::Scalar, default_tag, node_tag, node_value);
+        n.style |= node_style;
+        let anchor = std::mem::take(&mut self.event.anchor);
+        self.anchor(&mut n, &anchor);
+        self.expect(EventType::Scalar)?;
+        Ok(n)
+    }
+
+    fn sequence_start(&mut self) -> Result<Node, YamlError> {
+        let t = std::mem::take(&mut self.event.tag);
+        let mut n = self.node(Kind::Sequence, tag::SEQ, t, String::new());
+        if self.event.style & collection_style::FLOW != 0 {
+            n.style |= Style::FLOW;
+        }
+        let anchor = std::mem::take(&mut self.event.anchor);
+        self.anchor(&mut n, &anchor);
+        self.expect(EventType::SequenceStart)?;
+        Ok(n)
+    }
+
+    fn mapping_start(&mut self) -> Result<Node, YamlError> {
+        let t = std::mem::take(&mut self.event.tag);
+        let mut n = self.node(Kind::Mapping, tag::MAP, t, String::new());
+        if self.event.style & collection_style::FLOW != 0 {
+            n.style |= Style::FLOW;
+        }
+        let anchor = std::mem::take(&mut self.event.anchor);
+        self.anchor(&mut n, &anchor);
+        self.expect(EventType::MappingStart)?;
+        Ok(n)
+    }
+
+    /// `parse()`: the next node (a document at the top level), or `None` at
+    /// the end of the stream.
+    fn parse(&mut self) -> Result<Option<Node>, YamlError> {
+        self.init()?;
+        let mut stack: Vec<Frame> = Vec::new();
+        loop {
+            // Start a node (the body of go-yaml's `parse()`).
+            let mut done: Node = match self.peek()? {
+                EventType::Scalar => self.scalar()?,
+                EventType::Alias => self.alias()?,
+                EventType::MappingStart => {
+                    let n = self.mapping_start()?;
+                    stack.push(Frame::Mapping(n));
+                    match self.collection_loop(&mut stack)? {
+                        Some(n) => n,
+                        None => continue,
+                    }
+                }
+                EventType::SequenceStart => {
+                    let n = self.sequence_start()?;
+                    stack.push(Frame::Sequence(n));
+                    match self.collection_loop(&mut stack)? {
+                        Some(n) => n,
+                        None => continue,
+                    }
+                }
+                EventType::DocumentStart => {
+                    let n = self.node(Kind::Document, "", Vec::new(), String::new());
+                    self.expect(EventType::DocumentStart)?;
+                    stack.push(Frame::Document(n));
+                    continue;
+                }
+                EventType::StreamEnd if stack.is_empty() => {
+                    // Happens when attempting to decode an empty buffer.
+                    return Ok(None);
+                }
+                EventType::TailComment => {
+                    return Err(YamlError::failf(
+                        "internal error: unexpected tail comment event (please report)".into(),
+                    ));
+                }
+                other => {
+                    return Err(YamlError::failf(format!(
+                        "internal error: attempted to parse unknown event (please report): {}",
+                        other.name()
+                    )));
+                }
+            };
+            // Hand the finished node to its parent, finishing parents as
+            // they complete.
+            loop {
+                let Some(top) = stack.last_mut() else {
+                    return Ok(Some(done));
+                };
+                match top {
+                    Frame::Document(n) => {
+                        n.content.push(done);
+                        let mut n = match stack.pop() {
+                            Some(Frame::Document(n)) => n,
+                            _ => unreachable!("top frame is a document"),
+                        };
+                        if self.peek()? == EventType::DocumentEnd {
+                            n.foot_comment = string(std::mem::take(&mut self.event.foot_comment));
+                        }
+                        self.expect(EventType::DocumentEnd)?;
+                        done = n;
+                    }
+                    Frame::Sequence(n) => {
+                        n.content.push(done);
+                        match self.collection_loop(&mut stack)? {
+                            Some(n) => done = n,
+                            None => break,
+                        }
+                    }
+                    Frame::Mapping(n) => {
+                        let block = !n.style.has(Style::FLOW);
+                        n.content.push(done);
+                        let len = n.content.len();
+                        if len % 2 == 1 {
+                            // A key was parsed.
+                            if block && !n.content[len - 1].foot_comment.is_empty() {
+                                // Must be a foot comment for the prior value when being dedented.
+                                if len > 2 {
+                                    let foot = std::mem::take(&mut n.content[len - 1].foot_comment);
+                                    n.content[len - 3].foot_comment = foot;
+                                }
+                            }
+                            // Parse the value.
+                            break;
+                        }
+                        // A value was parsed.
+                        if n.content[len - 2].foot_comment.is_empty()
+                            && !n.content[len - 1].foot_comment.is_empty()
+                        {
+                            let foot = std::mem::take(&mut n.content[len - 1].foot_comment);
+                            n.content[len - 2].foot_comment = foot;
+                        }
+                        if self.peek()? == EventType::TailComment {
+                            let Some(Frame::Mapping(n)) = stack.last_mut() else {
+                                unreachable!("top frame is a mapping")
+                            };
+                            let len = n.content.len();
+                            if n.content[len - 2].foot_comment.is_empty() {
+                                n.content[len - 2].foot_comment =
+                                    string(std::mem::take(&mut self.event.foot_comment));
+                            }
+                            self.expect(EventType::TailComment)?;
+                        }
+                        match self.collection_loop(&mut stack)? {
+                            Some(n) => done = n,
+                            None => break,
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The loop condition of `sequence()` / `mapping()` for the collection
+    /// on top of the stack: if its end event is next, finish it (pop it and
+    /// return it); otherwise return `None` so the next child is parsed.
+    fn collection_loop(&mut self, stack: &mut Vec<Frame>) -> Result<Option<Node>, YamlError> {
+        let end = match stack.last() {
+            Some(Frame::Sequence(_)) => EventType::SequenceEnd,
+            Some(Frame::Mapping(_)) => EventType::MappingEnd,
+            _ => return Ok(None),
+        };
+        if self.peek()? != end {
+            return Ok(None);
+        }
+        let mut n = match stack.pop() {
+            Some(Frame::Sequence(n)) | Some(Frame::Mapping(n)) => n,
+            _ => unreachable!("top frame is a collection"),
+        };
+        n.line_comment = string(std::mem::take(&mut self.event.line_comment));
+        n.foot_comment = string(std::mem::take(&mut self.event.foot_comment));
+        if n.kind == Kind::Mapping
+            && !n.style.has(Style::FLOW)
+            && !n.foot_comment.is_empty()
+            && n.content.len() > 1
+        {
+            let len = n.content.len();
+            n.content[len - 2].foot_comment = std::mem::take(&mut n.foot_comment);
+        }
+        self.expect(end)?;
+        Ok(Some(n))
+    }
+}
+
+/// `yaml.NewDecoder(r)`: decodes one document per
+/// [`next_document`](Decoder::next_document) call, lazily.
+pub struct Decoder {
+    parser: NodeParser,
+    failed: Option<YamlError>,
+}
+
+impl Decoder {
+    /// A decoder over the whole input.
+    pub fn new(input: &[u8]) -> Decoder {
+        Decoder {
+            parser: NodeParser::new(input),
+            failed: None,
+        }
+    }
+
+    /// `Decode(&node)`: the next document node, `Ok(None)` at the end of
+    /// the stream (go-yaml's `io.EOF`). After an error every call returns
+    /// that error again.
+    pub fn next_document(&mut self) -> Result<Option<Node>, YamlError> {
+        if let Some(err) = &self.failed {
+            return Err(err.clone());
+        }
+        match self.parser.parse() {
+            Ok(n) => Ok(n),
+            Err(err) => {
+                self.failed = Some(err.clone());
+                Err(err)
+            }
+        }
+    }
+}
+
+/// All documents of `input`, as by calling `Decode` until `io.EOF`.
+pub fn parse_documents(input: &[u8]) -> Result<Vec<Node>, YamlError> {
+    let mut decoder = Decoder::new(input);
+    let mut docs = Vec::new();
+    while let Some(doc) = decoder.next_document()? {
+        docs.push(doc);
+    }
+    Ok(docs)
+}
+
+/// `yaml.Unmarshal(in, &node)`: the first document, or `Ok(None)` when the
+/// input has no document (the node is left untouched in Go). Later
+/// documents are not parsed, except for the scanner's small lookahead.
+pub fn unmarshal(input: &[u8]) -> Result<Option<Node>, YamlError> {
+    let input: &[u8] = if input.is_empty() { b"\n" } else { input };
+    let mut p = NodeParser::new(input);
+    p.parse()
+}
