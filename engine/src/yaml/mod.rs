@@ -20,6 +20,8 @@
 pub mod chars;
 pub mod debug;
 pub mod decode;
+pub mod emitter;
+pub mod encode;
 pub mod event;
 pub mod node;
 pub mod parser;
@@ -29,4 +31,6 @@ pub mod scanner;
 pub mod token;
 
 pub use decode::{parse_documents, unmarshal, Decoder, YamlError};
+pub use emitter::EmitError;
+pub use encode::Encoder;
 pub use node::{Kind, Node, Style};

@@ -1,0 +1,533 @@
+// Copyright (c) 2011-2019 Canonical Ltd
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! [`Node`] trees to events: a port of the `*Node` half of go-yaml v3's
+//! `encode.go` (`encoder.init`/`finish`/`emit`, `marshalDoc`, `node()` with
+//! its tag, quoting, style and comment logic) and of the `Encoder` of
+//! `yaml.go` (`NewEncoder`, `SetIndent`, `Encode`, `Close`), with kyaml's
+//! `CompactSeqIndent()`/`DefaultSeqIndent()`.
+//!
+//! Only `Node` trees are encoded (no reflection over arbitrary values).
+//! Alias nodes carry the anchor name in `value` and encode as `*value`.
+
+use super::emitter::{EmitError, Emitter};
+use super::event::{collection_style, scalar_style, Event, EventType};
+use super::node::{long_tag, short_tag, tag, Kind, Node, Style};
+use super::resolve::resolve_tag;
+
+/// Writes YAML documents from [`Node`] trees, as go-yaml v3's `Encoder`
+/// does for `*yaml.Node` values: the second and later documents are
+/// preceded by `---`.
+pub struct Encoder {
+    emitter: Emitter,
+    indent: usize,
+    done_init: bool,
+    /// The first error: go-yaml's emitter is stuck after one.
+    error: Option<EmitError>,
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Encoder::new()
+    }
+}
+
+impl Encoder {
+    /// `NewEncoder` (`newEncoder`): unicode output, indentation 4 unless
+    /// [`set_indent`](Encoder::set_indent) says otherwise, wide sequences.
+    pub fn new() -> Encoder {
+        let mut emitter = Emitter::new();
+        emitter.set_unicode(true);
+        Encoder {
+            emitter,
+            indent: 0,
+            done_init: false,
+            error: None,
+        }
+    }
+
+    /// `SetIndent`: the indentation used. As in go-yaml it takes effect at
+    /// the first [`encode`](Encoder::encode) only; 0 means 4, and values
+    /// outside 2..=9 become 2.
+    pub fn set_indent(&mut self, spaces: usize) {
+        self.indent = spaces;
+    }
+
+    /// kyaml's `CompactSeqIndent()` (true: a block sequence that is a
+    /// mapping value is not indented, `a:\n- x`) or `DefaultSeqIndent()`
+    /// (false: `a:\n  - x`). Can change between documents.
+    pub fn set_compact_seq_indent(&mut self, compact: bool) {
+        self.emitter.set_compact_sequence_indent(compact);
+    }
+
+    /// Reserve room for `additional` more output bytes (not in go-yaml):
+    /// a caller that knows roughly how much it will write (the size of the
+    /// file it read) saves the buffer's regrowth.
+    pub fn reserve(&mut self, additional: usize) {
+        self.emitter.out.reserve(additional);
+    }
+
+    /// `Encode`: write one document. `node` is a [`Kind::Document`] node or
+    /// a bare root node, which is wrapped in an implicit document.
+    pub fn encode(&mut self, node: &Node) -> Result<(), EmitError> {
+        self.guard(|e| e.marshal_doc(node))
+    }
+
+    /// `Close`, then the bytes written. As go-yaml's `Close`, this fails
+    /// with `expected STREAM-START` when nothing was encoded (kyaml's
+    /// writers ignore that error and write nothing).
+    pub fn finish(mut self) -> Result<Vec<u8>, EmitError> {
+        self.guard(|e| e.finish_stream())?;
+        Ok(self.emitter.into_output())
+    }
+
+    /// Run `f` unless an earlier call failed; remember its error.
+    fn guard(
+        &mut self,
+        f: impl FnOnce(&mut Encoder) -> Result<(), EmitError>,
+    ) -> Result<(), EmitError> {
+        if let Some(err) = &self.error {
+            return Err(err.clone());
+        }
+        let result = f(self);
+        if let Err(err) = &result {
+            self.error = Some(err.clone());
+        }
+        result
+    }
+
+    /// `encoder.init`.
+    fn init(&mut self) -> Result<(), EmitError> {
+        if self.done_init {
+            return Ok(());
+        }
+        if self.indent == 0 {
+            self.indent = 4;
+        }
+        self.emitter.best_indent = self.indent.min(isize::MAX as usize) as isize;
+        self.emit(Event {
+            typ: EventType::StreamStart,
+            ..Event::default()
+        })?;
+        self.done_init = true;
+        Ok(())
+    }
+
+    /// `encoder.finish`.
+    fn finish_stream(&mut self) -> Result<(), EmitError> {
+        self.emitter.open_ended = false;
+        self.emit(Event {
+            typ: EventType::StreamEnd,
+            ..Event::default()
+        })
+    }
+
+    /// `encoder.emit`.
+    #[inline]
+    fn emit(&mut self, event: Event) -> Result<(), EmitError> {
+        self.emitter.emit(event)
+    }
+
+    /// `encoder.marshalDoc` for a `*Node`.
+    fn marshal_doc(&mut self, node: &Node) -> Result<(), EmitError> {
+        self.init()?;
+        if node.kind == Kind::Document && !is_zero(node) {
+            self.node(node, "")
+        } else {
+            self.emit(document_start())?;
+            self.node(node, "")?;
+            self.emit(document_end())
+        }
+    }
+
+    /// `encoder.nilv`.
+    fn nilv(&mut self) -> Result<(), EmitError> {
+        self.emit_scalar("null", "", "", scalar_style::PLAIN, "", "", "", "")
+    }
+
+    /// `encoder.emitScalar`.
+    #[allow(clippy::too_many_arguments)]
+    fn emit_scalar(
+        &mut self,
+        value: &str,
+        anchor: &str,
+        tag: &str,
+        style: u8,
+        head: &str,
+        line: &str,
+        foot: &str,
+        tail: &str,
+    ) -> Result<(), EmitError> {
+        let implicit = tag.is_empty();
+        let tag = if implicit {
+            Vec::new()
+        } else {
+            long_tag(tag).as_bytes().to_vec()
+        };
+        let mut value_bytes = self.emitter.buffer();
+        value_bytes.extend_from_slice(value.as_bytes());
+        self.emit(Event {
+            typ: EventType::Scalar,
+            anchor: bytes(anchor),
+            tag,
+            value: value_bytes,
+            implicit,
+            quoted_implicit: implicit,
+            style,
+            head_comment: bytes(head),
+            line_comment: bytes(line),
+            foot_comment: bytes(foot),
+            tail_comment: bytes(tail),
+            ..Event::default()
+        })
+    }
+
+    /// `encoder.node`: one node and its children. `tail` is the foot
+    /// comment of the previous mapping key, written before this node.
+    ///
+    /// Go recurses; this walks the tree with an explicit stack so that
+    /// trees as deep as go-yaml parses (10000 levels) cannot overflow the
+    /// thread's stack. Each Go step is marked where it happens: the start
+    /// events in [`node_start`](Encoder::node_start), the loops over
+    /// `node.Content` and the end events here.
+    fn node(&mut self, node: &Node, tail: &str) -> Result<(), EmitError> {
+        let mut stack: Vec<Frame<'_>> = Vec::new();
+        self.node_start(node, tail, &node.foot_comment, &mut stack)?;
+        while let Some(frame) = stack.pop() {
+            match frame {
+                Frame::Document { node, next } => {
+                    // for _, node := range node.Content { e.node(node, "") }
+                    if let Some(child) = node.content.get(next) {
+                        stack.push(Frame::Document {
+                            node,
+                            next: next + 1,
+                        });
+                        self.node_start(child, "", &child.foot_comment, &mut stack)?;
+                    } else {
+                        let mut end = document_end();
+                        end.foot_comment = bytes(&node.foot_comment);
+                        self.emit(end)?;
+                    }
+                }
+                Frame::Sequence { node, next, foot } => {
+                    if let Some(child) = node.content.get(next) {
+                        stack.push(Frame::Sequence {
+                            node,
+                            next: next + 1,
+                            foot,
+                        });
+                        self.node_start(child, "", &child.foot_comment, &mut stack)?;
+                    } else {
+                        self.emit(Event {
+                            typ: EventType::SequenceEnd,
+                            line_comment: bytes(&node.line_comment),
+                            foot_comment: bytes(foot),
+                            ..Event::default()
+                        })?;
+                    }
+                }
+                Frame::MappingKey {
+                    node,
+                    next,
+                    tail,
+                    foot,
+                } => {
+                    // The tail logic below moves the foot comment of prior keys to the following key,
+                    // since the value for each key may be a nested structure and the foot needs to be
+                    // processed only the entirety of the value is streamed. The last tail is processed
+                    // with the mapping end event.
+                    if next + 1 < node.content.len() {
+                        let k = &node.content[next];
+                        // Go encodes a copy of the key without its foot
+                        // comment, which becomes the next tail.
+                        stack.push(Frame::MappingValue {
+                            node,
+                            next,
+                            tail: &k.foot_comment,
+                            foot,
+                        });
+                        self.node_start(k, tail, "", &mut stack)?;
+                    } else {
+                        self.emit(Event {
+                            typ: EventType::MappingEnd,
+                            tail_comment: bytes(tail),
+                            line_comment: bytes(&node.line_comment),
+                            foot_comment: bytes(foot),
+                            ..Event::default()
+                        })?;
+                    }
+                }
+                Frame::MappingValue {
+                    node,
+                    next,
+                    tail,
+                    foot,
+                } => {
+                    stack.push(Frame::MappingKey {
+                        node,
+                        next: next + 2,
+                        tail,
+                        foot,
+                    });
+                    let v = &node.content[next + 1];
+                    self.node_start(v, "", &v.foot_comment, &mut stack)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The part of `encoder.node` before the children: the tag and style
+    /// decisions and the start event (or the whole node for scalars and
+    /// aliases). Collections push the frame that walks their children.
+    /// `foot` is the node's foot comment, empty for a key whose foot
+    /// comment moved to the next key.
+    fn node_start<'a>(
+        &mut self,
+        node: &'a Node,
+        tail: &str,
+        foot: &'a str,
+        stack: &mut Vec<Frame<'a>>,
+    ) -> Result<(), EmitError> {
+        // Zero nodes behave as nil.
+        if is_zero(node) {
+            return self.nilv();
+        }
+
+        // If the tag was not explicitly requested, and dropping it won't change the
+        // implicit tag of the value, don't include it in the presentation.
+        let mut tag: &str = &node.tag;
+        let stag = short_tag(&node.tag);
+        let mut force_quoting = false;
+        if !tag.is_empty() && !node.style.has(Style::TAGGED) {
+            if node.kind == Kind::Scalar {
+                if stag == tag::STR && node.style.is_non_plain_scalar() {
+                    tag = "";
+                } else {
+                    let rtag = go_resolve_tag(&node.value);
+                    if rtag == stag {
+                        tag = "";
+                    } else if stag == tag::STR {
+                        tag = "";
+                        force_quoting = true;
+                    }
+                }
+            } else {
+                let rtag = match node.kind {
+                    Kind::Mapping => tag::MAP,
+                    Kind::Sequence => tag::SEQ,
+                    _ => "",
+                };
+                if rtag == stag {
+                    tag = "";
+                }
+            }
+        }
+
+        match node.kind {
+            Kind::Document => {
+                let mut start = document_start();
+                start.head_comment = bytes(&node.head_comment);
+                self.emit(start)?;
+                stack.push(Frame::Document { node, next: 0 });
+                Ok(())
+            }
+
+            Kind::Sequence => {
+                let style = if node.style.has(Style::FLOW) {
+                    collection_style::FLOW
+                } else {
+                    collection_style::BLOCK
+                };
+                self.emit(Event {
+                    typ: EventType::SequenceStart,
+                    anchor: bytes(&node.anchor),
+                    tag: long_tag(tag).as_bytes().to_vec(),
+                    implicit: tag.is_empty(),
+                    style,
+                    head_comment: bytes(&node.head_comment),
+                    ..Event::default()
+                })?;
+                stack.push(Frame::Sequence {
+                    node,
+                    next: 0,
+                    foot,
+                });
+                Ok(())
+            }
+
+            Kind::Mapping => {
+                let style = if node.style.has(Style::FLOW) {
+                    collection_style::FLOW
+                } else {
+                    collection_style::BLOCK
+                };
+                self.emit(Event {
+                    typ: EventType::MappingStart,
+                    anchor: bytes(&node.anchor),
+                    tag: long_tag(tag).as_bytes().to_vec(),
+                    implicit: tag.is_empty(),
+                    style,
+                    tail_comment: bytes(tail),
+                    head_comment: bytes(&node.head_comment),
+                    ..Event::default()
+                })?;
+                stack.push(Frame::MappingKey {
+                    node,
+                    next: 0,
+                    tail: "",
+                    foot,
+                });
+                Ok(())
+            }
+
+            Kind::Alias => self.emit(Event {
+                typ: EventType::Alias,
+                anchor: bytes(&node.value),
+                head_comment: bytes(&node.head_comment),
+                line_comment: bytes(&node.line_comment),
+                foot_comment: bytes(foot),
+                ..Event::default()
+            }),
+
+            Kind::Scalar => {
+                // `value` is a Rust `String`, always valid UTF-8: go-yaml's
+                // `!!binary` fallback for invalid UTF-8 cannot arise.
+                let value = &node.value;
+
+                let style = if node.style.has(Style::DOUBLE_QUOTED) {
+                    scalar_style::DOUBLE_QUOTED
+                } else if node.style.has(Style::SINGLE_QUOTED) {
+                    scalar_style::SINGLE_QUOTED
+                } else if node.style.has(Style::LITERAL) {
+                    scalar_style::LITERAL
+                } else if node.style.has(Style::FOLDED) {
+                    scalar_style::FOLDED
+                } else if value.contains('\n') {
+                    scalar_style::LITERAL
+                } else if force_quoting {
+                    scalar_style::DOUBLE_QUOTED
+                } else {
+                    scalar_style::PLAIN
+                };
+
+                self.emit_scalar(
+                    value,
+                    &node.anchor,
+                    tag,
+                    style,
+                    &node.head_comment,
+                    &node.line_comment,
+                    foot,
+                    tail,
+                )
+            }
+        }
+    }
+}
+
+/// Where the walk of [`Encoder::node`] is inside a collection: what Go
+/// keeps on its call stack while it loops over `node.Content`.
+enum Frame<'a> {
+    /// Next child of a document.
+    Document { node: &'a Node, next: usize },
+    /// Next item of a sequence; `foot` goes on SEQUENCE-END.
+    Sequence {
+        node: &'a Node,
+        next: usize,
+        foot: &'a str,
+    },
+    /// Next key of a mapping (`content[next]`), with the tail to write
+    /// before it; `foot` goes on MAPPING-END.
+    MappingKey {
+        node: &'a Node,
+        next: usize,
+        tail: &'a str,
+        foot: &'a str,
+    },
+    /// The value `content[next + 1]` of the key just written; `tail` is
+    /// that key's foot comment.
+    MappingValue {
+        node: &'a Node,
+        next: usize,
+        tail: &'a str,
+        foot: &'a str,
+    },
+}
+
+/// Encode one node (a document or a bare root) with the given indentation
+/// and sequence style, as kyaml writes a resource: `compact` is
+/// `CompactSeqIndent()`.
+pub fn to_string(node: &Node, indent: usize, compact: bool) -> Result<String, EmitError> {
+    let mut encoder = Encoder::new();
+    encoder.set_indent(indent);
+    encoder.set_compact_seq_indent(compact);
+    encoder.encode(node)?;
+    let out = encoder.finish()?;
+    String::from_utf8(out).map_err(|_| EmitError {
+        problem: "emitted invalid UTF-8".to_string(),
+    })
+}
+
+/// go-yaml's zero `Node{}` (`Kind == 0 && IsZero()`), which encodes as
+/// `null`. Rust has no kind 0: a node equal to `Node::default()` (a
+/// document with nothing in it) plays that part.
+fn is_zero(node: &Node) -> bool {
+    node.kind == Kind::Document
+        && node.content.is_empty()
+        && node.style == Style::NONE
+        && node.tag.is_empty()
+        && node.value.is_empty()
+        && node.anchor.is_empty()
+        && node.head_comment.is_empty()
+        && node.line_comment.is_empty()
+        && node.foot_comment.is_empty()
+        && node.line == 0
+        && node.column == 0
+}
+
+/// go-yaml's `resolve("", value)` tag. `<<` has no resolve-table hint in
+/// go-yaml, so `resolve` calls it `!!str` (only the decoder tags a plain
+/// `<<` as `!!merge`); [`resolve_tag`] answers `!!merge`, which would drop
+/// the tag go-yaml writes (`!!merge <<: *base`).
+fn go_resolve_tag(value: &str) -> &'static str {
+    if value == "<<" {
+        return tag::STR;
+    }
+    resolve_tag(value)
+}
+
+/// An implicit DOCUMENT-START.
+fn document_start() -> Event {
+    Event {
+        typ: EventType::DocumentStart,
+        implicit: true,
+        ..Event::default()
+    }
+}
+
+/// An implicit DOCUMENT-END.
+fn document_end() -> Event {
+    Event {
+        typ: EventType::DocumentEnd,
+        implicit: true,
+        ..Event::default()
+    }
+}
+
+/// `[]byte(s)`.
+#[inline]
+fn bytes(s: &str) -> Vec<u8> {
+    s.as_bytes().to_vec()
+}

@@ -1,0 +1,257 @@
+//! Ad hoc emit throughput: a ~10 MB KRM stream (Deployments, Services and
+//! ConfigMaps with comments, quoted values and literal blocks) encoded as
+//! kyaml does. Ignored by default; run in release:
+//!
+//! `cargo test --release -p krmgraph-engine --test yaml_emit_throughput -- --ignored --nocapture`
+//!
+//! The criterion bench lives in `benches/`; this is a quick check only.
+
+use std::time::Instant;
+
+use krmgraph_engine::yaml::node::{Kind, Node, Style};
+use krmgraph_engine::yaml::Encoder;
+
+fn s(v: &str) -> Node {
+    Node::string(v)
+}
+
+fn int(v: i64) -> Node {
+    Node {
+        kind: Kind::Scalar,
+        tag: "!!int".into(),
+        value: v.to_string(),
+        ..Node::default()
+    }
+}
+
+fn quoted(v: &str) -> Node {
+    let mut n = s(v);
+    n.style = Style::DOUBLE_QUOTED;
+    n
+}
+
+fn map(pairs: Vec<(&str, Node)>) -> Node {
+    let mut m = Node::mapping();
+    for (k, v) in pairs {
+        m.content.push(s(k));
+        m.content.push(v);
+    }
+    m
+}
+
+fn seq(items: Vec<Node>) -> Node {
+    let mut q = Node::sequence();
+    q.content = items;
+    q
+}
+
+fn metadata(name: &str, i: usize) -> Node {
+    let mut name_node = s(&format!("{name}-{i}"));
+    name_node.line_comment = "# kpt-set: ${name}".into();
+    map(vec![
+        ("name", name_node),
+        ("namespace", s("production")),
+        (
+            "labels",
+            map(vec![
+                ("app.kubernetes.io/name", s(name)),
+                ("app.kubernetes.io/instance", s(&format!("{name}-{i}"))),
+                ("tier", s("backend")),
+            ]),
+        ),
+        (
+            "annotations",
+            map(vec![
+                ("config.kubernetes.io/index", quoted(&i.to_string())),
+                (
+                    "internal.config.kubernetes.io/path",
+                    s(&format!("resources/{name}-{i}.yaml")),
+                ),
+            ]),
+        ),
+    ])
+}
+
+fn deployment(i: usize) -> Node {
+    let container = map(vec![
+        ("name", s("app")),
+        ("image", s("gcr.io/example/app:v1.2.3")),
+        (
+            "args",
+            seq(vec![
+                s("--port=8080"),
+                s("--log-level=info"),
+                s("--config=/etc/app/config.yaml"),
+            ]),
+        ),
+        (
+            "ports",
+            seq(vec![map(vec![
+                ("containerPort", int(8080)),
+                ("protocol", s("TCP")),
+            ])]),
+        ),
+        (
+            "env",
+            seq(vec![
+                map(vec![("name", s("ENABLED")), ("value", s("true"))]),
+                map(vec![("name", s("REPLICAS")), ("value", s("3"))]),
+            ]),
+        ),
+        (
+            "resources",
+            map(vec![
+                (
+                    "limits",
+                    map(vec![("cpu", s("500m")), ("memory", s("128Mi"))]),
+                ),
+                (
+                    "requests",
+                    map(vec![("cpu", s("250m")), ("memory", s("64Mi"))]),
+                ),
+            ]),
+        ),
+    ]);
+    let mut spec = map(vec![
+        ("replicas", int(3)),
+        (
+            "selector",
+            map(vec![("matchLabels", map(vec![("app", s("app"))]))]),
+        ),
+        (
+            "template",
+            map(vec![
+                (
+                    "metadata",
+                    map(vec![("labels", map(vec![("app", s("app"))]))]),
+                ),
+                ("spec", map(vec![("containers", seq(vec![container]))])),
+            ]),
+        ),
+    ]);
+    spec.content[0].head_comment = "# Scaled by the HPA in production.".into();
+    map(vec![
+        ("apiVersion", s("apps/v1")),
+        ("kind", s("Deployment")),
+        ("metadata", metadata("app", i)),
+        ("spec", spec),
+    ])
+}
+
+fn service(i: usize) -> Node {
+    map(vec![
+        ("apiVersion", s("v1")),
+        ("kind", s("Service")),
+        ("metadata", metadata("svc", i)),
+        (
+            "spec",
+            map(vec![
+                ("selector", map(vec![("app", s("app"))])),
+                (
+                    "ports",
+                    seq(vec![map(vec![
+                        ("port", int(80)),
+                        ("targetPort", int(8080)),
+                    ])]),
+                ),
+            ]),
+        ),
+    ])
+}
+
+fn config_map(i: usize) -> Node {
+    let config = "server:\n  port: 8080\n  timeout: 30s\nlogging:\n  level: info\n  format: json\nfeatures:\n  - a\n  - b\n";
+    map(vec![
+        ("apiVersion", s("v1")),
+        ("kind", s("ConfigMap")),
+        ("metadata", metadata("cfg", i)),
+        (
+            "data",
+            map(vec![
+                ("config.yaml", s(config)),
+                ("LOG_LEVEL", s("info")),
+                ("TIMEOUT", s("30")),
+                ("GREETING", s("hello, world: it's \"quoted\"")),
+            ]),
+        ),
+    ])
+}
+
+fn encode(docs: &[Node], reserve: usize) -> Vec<u8> {
+    let mut enc = Encoder::new();
+    enc.reserve(reserve);
+    enc.set_indent(2);
+    enc.set_compact_seq_indent(true);
+    for doc in docs {
+        enc.encode(doc).unwrap();
+    }
+    enc.finish().unwrap()
+}
+
+fn touch(n: &Node) -> usize {
+    let mut acc = n.tag.as_bytes().first().copied().unwrap_or(0) as usize
+        + n.value.as_bytes().first().copied().unwrap_or(0) as usize
+        + n.head_comment.len()
+        + n.line_comment.len()
+        + n.foot_comment.len();
+    for c in &n.content {
+        acc += touch(c);
+    }
+    acc
+}
+
+#[test]
+#[ignore]
+fn emit_throughput() {
+    let mut docs = Vec::new();
+    let mut i = 0;
+    while docs.len() < 30_000 {
+        docs.push(deployment(i));
+        docs.push(service(i));
+        docs.push(config_map(i));
+        i += 1;
+    }
+    // Size the stream to ~10 MB.
+    let per_doc = encode(&docs[..300], 0).len() as f64 / 300.0;
+    docs.truncate((10.0 * 1024.0 * 1024.0 / per_doc) as usize);
+    let iters: usize = std::env::var("ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7);
+    for reserve in [false, true] {
+        measure(&docs, iters, reserve);
+    }
+}
+
+fn measure(docs: &[Node], iters: usize, reserve: bool) {
+    let mut best = f64::MAX;
+    let mut size = 0;
+    for _ in 0..iters {
+        let start = Instant::now();
+        let out = encode(docs, if reserve { 11 << 20 } else { 0 });
+        let secs = start.elapsed().as_secs_f64();
+        size = out.len();
+        best = best.min(secs);
+    }
+    // The floor: touching every node's tag, value and comments, as the
+    // encoder must.
+    let mut walk = f64::MAX;
+    for _ in 0..iters {
+        let start = Instant::now();
+        let mut acc = 0usize;
+        for doc in docs {
+            acc += touch(doc);
+        }
+        std::hint::black_box(acc);
+        walk = walk.min(start.elapsed().as_secs_f64());
+    }
+    eprintln!("tree walk alone: {:.1} ms", walk * 1e3);
+    let mb = size as f64 / (1024.0 * 1024.0);
+    eprintln!(
+        "emit{}: {} documents, {mb:.1} MiB in {:.1} ms: {:.0} MiB/s",
+        if reserve { " (output reserved)" } else { "" },
+        docs.len(),
+        best * 1e3,
+        mb / best
+    );
+}
