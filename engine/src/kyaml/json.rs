@@ -23,7 +23,7 @@ use crate::yaml::{Kind, Node, Style};
 /// The JSON kyaml writes for `node` (with its trailing newline).
 pub fn encode_resource(node: &Node) -> Result<Vec<u8>> {
     let text = yamlio::node_to_string(node)?;
-    let doc = yamlio::decode_first_document(text.as_bytes())?;
+    let doc = yamlio::unmarshal_first(text.as_bytes()).map_err(marshal_error)?;
     let want_seq = rnode::y_node(node).kind == Kind::Sequence;
     let value = unmarshal(doc.as_ref(), want_seq).map_err(marshal_error)?;
     let mut out = Vec::new();

@@ -78,6 +78,26 @@ impl LocalPackageReader {
 
     /// `LocalPackageReader.Read`.
     pub fn read(&self) -> Result<Vec<Node>> {
+        let mut nodes = Vec::new();
+        self.walk(&mut |path, rel| {
+            nodes.extend(self.read_file(path, rel)?);
+            Ok(())
+        })?;
+        Ok(nodes)
+    }
+
+    /// The files [`LocalPackageReader::read`] reads, in order, as
+    /// (absolute path, slash path relative to the package).
+    pub fn files(&self) -> Result<Vec<(String, String)>> {
+        let mut files = Vec::new();
+        self.walk(&mut |path, rel| {
+            files.push((path.to_string(), rel.to_string()));
+            Ok(())
+        })?;
+        Ok(files)
+    }
+
+    fn walk(&self, on_file: &mut dyn FnMut(&str, &str) -> Result<()>) -> Result<()> {
         if self.package_path.as_os_str().is_empty() {
             return Err(KyamlError::Package("must specify package path".into()));
         }
@@ -91,17 +111,38 @@ impl LocalPackageReader {
             },
             matchers: Vec::new(),
             relative_to: root.clone(),
-            nodes: Vec::new(),
+            on_file,
         };
         let meta = fs::symlink_metadata(&root).map_err(|e| go_io_error("lstat", &root, e))?;
         if meta.is_dir() {
             walk.read_ignore_file(&root)?;
-            walk.walk_dir(&root)?;
+            walk.walk_dir(&root)
         } else {
             walk.relative_to = gopath::dir(&root);
-            walk.visit_file(&root)?;
+            walk.visit_file(&root)
         }
-        Ok(walk.nodes)
+    }
+
+    /// Reads one file's resources with the path annotations of `rel`.
+    fn read_file(&self, path: &str, rel: &str) -> Result<Vec<Node>> {
+        let mut set_annotations = self.set_annotations.clone();
+        if !self.omit_reader_annotations {
+            set_annotations.insert(PATH_ANNOTATION.to_string(), rel.to_string());
+            set_annotations.insert(LEGACY_PATH_ANNOTATION.to_string(), rel.to_string());
+        }
+        let wrap = |e: KyamlError| KyamlError::File {
+            path: path.to_string(),
+            source: Box::new(e),
+        };
+        let bytes = read_file(path).map_err(wrap)?;
+        let mut reader = ByteReader {
+            disable_unwrapping: true,
+            omit_reader_annotations: self.omit_reader_annotations,
+            set_annotations,
+            preserve_seq_indent: self.preserve_seq_indent,
+            wrap_bare_seq_node: self.wrap_bare_seq_node,
+        };
+        Ok(reader.read(&bytes).map_err(wrap)?.nodes)
     }
 }
 
@@ -128,7 +169,7 @@ struct PackageWalk<'r> {
     /// The `.krmignore` stack: (directory, patterns or none).
     matchers: Vec<(String, Option<GitIgnore>)>,
     relative_to: String,
-    nodes: Vec<Node>,
+    on_file: &'r mut dyn FnMut(&str, &str) -> Result<()>,
 }
 
 impl PackageWalk<'_> {
@@ -176,26 +217,7 @@ impl PackageWalk<'_> {
         if self.should_skip_file(path)? {
             return Ok(());
         }
-        let mut set_annotations = self.reader.set_annotations.clone();
-        if !self.reader.omit_reader_annotations {
-            set_annotations.insert(PATH_ANNOTATION.to_string(), rel.clone());
-            set_annotations.insert(LEGACY_PATH_ANNOTATION.to_string(), rel);
-        }
-        let wrap = |e: KyamlError| KyamlError::File {
-            path: path.to_string(),
-            source: Box::new(e),
-        };
-        let bytes = read_file(path).map_err(wrap)?;
-        let mut reader = ByteReader {
-            disable_unwrapping: true,
-            omit_reader_annotations: self.reader.omit_reader_annotations,
-            set_annotations,
-            preserve_seq_indent: self.reader.preserve_seq_indent,
-            wrap_bare_seq_node: self.reader.wrap_bare_seq_node,
-        };
-        let out = reader.read(&bytes).map_err(wrap)?;
-        self.nodes.extend(out.nodes);
-        Ok(())
+        (self.on_file)(path, &rel)
     }
 
     /// `shouldSkipFile`: ignored by `.krmignore`, or no glob matches the
@@ -453,4 +475,197 @@ fn create_temp(dir: &Path, name: &str) -> Result<(PathBuf, fs::File)> {
         "no free temporary file name",
     )
     .into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn package(files: &[&str], krmignore: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for f in files {
+            let p = dir.path().join(f);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, "a: b\n").unwrap();
+        }
+        fs::write(dir.path().join(IGNORE_FILE_NAME), krmignore).unwrap();
+        dir
+    }
+
+    fn read_paths(reader: &LocalPackageReader) -> Vec<String> {
+        reader
+            .files()
+            .unwrap()
+            .into_iter()
+            .map(|(_, rel)| rel)
+            .collect()
+    }
+
+    /// The package and `.krmignore` of the kpt experiment recorded here:
+    /// `kpt fn render -o stdout` read exactly `want`.
+    #[test]
+    fn krmignore_like_kpt() {
+        let files = [
+            "Kptfile",
+            "foo.yaml",
+            "foo/inner.yaml",
+            "x/foo/a.yaml",
+            "a/b.yaml",
+            "x/a/b.yaml",
+            "c.yaml",
+            "sub/c.yaml",
+            "dd/x.yaml",
+            "q/dd/y.yaml",
+            "z.yml",
+            "keep.yml",
+            "x/keep.yml",
+            "#hash.yaml",
+            "s/t.yaml",
+            "x/s/t.yaml",
+            "spaced.yaml",
+            "g1/x.yaml",
+            "h/g2/x.yaml",
+            "w/sub2/v.yaml",
+            "sub2/v.yaml",
+            "fooz.yaml",
+            ".hidden.yaml",
+            ".git/g.yaml",
+            "x/#c.yaml",
+            "abs/d/e.yaml",
+            "abs/e.yaml",
+        ];
+        let ignore = "# comment\nfoo\na/b.yaml\n/c.yaml\ndd/\n*.yml\n!keep.yml\n\\#hash.yaml\n/s/t.yaml\n   spaced.yaml   \ng*/x.yaml\nsub2/*.yaml\n/abs/d\n";
+        let dir = package(&files, ignore);
+        let reader = LocalPackageReader::kpt(dir.path(), "");
+        let want = [
+            ".git/g.yaml",
+            ".hidden.yaml",
+            "Kptfile",
+            "abs/e.yaml",
+            "foo.yaml",
+            "fooz.yaml",
+            "keep.yml",
+            "sub/c.yaml",
+            "x/#c.yaml",
+            "x/keep.yml",
+            "x/s/t.yaml",
+        ];
+        let mut got = read_paths(&reader);
+        got.sort();
+        assert_eq!(got, want);
+    }
+
+    /// A second kpt experiment: anchored directories, globs with `/`,
+    /// `**`, negated directories, directory-only patterns naming files.
+    #[test]
+    fn krmignore_globs_like_kpt() {
+        let files = [
+            "Kptfile",
+            "abs/d/e.yaml",
+            "abs2/d/e.yaml",
+            "x/d/e.yaml",
+            "d/f.yaml",
+            "m/e.yaml",
+            "n/o/e.yaml",
+            "e.yaml",
+            "xfile.yaml",
+            "aa.yaml",
+            "b/aa.yaml",
+            "q/r.yaml",
+            "q/s/r.yaml",
+            "t.yaml",
+            "s/t.yaml",
+            "a/b/t.yaml",
+            "keepdir/k.yaml",
+            "otherdir/k.yaml",
+            "y/z.yaml",
+        ];
+        let ignore = "/abs/d/\nd/*\n*/e.yaml\nxfile.yaml/\n/a*\n/q/*.yaml\n**/t.yaml\n*dir/\n!keepdir/\ny/z.yaml/\n";
+        let dir = package(&files, ignore);
+        let mut got = read_paths(&LocalPackageReader::kpt(dir.path(), ""));
+        got.sort();
+        let want = [
+            "Kptfile",
+            "b/aa.yaml",
+            "e.yaml",
+            "keepdir/k.yaml",
+            "q/s/r.yaml",
+            "t.yaml",
+            "xfile.yaml",
+            "y/z.yaml",
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn walk_order_globs_and_subpackages() {
+        let files = [
+            "Kptfile",
+            "b.yaml",
+            "a.json",
+            "B.yaml",
+            "x.YAML",
+            "y.yml.bak",
+            "dir/plain.yaml",
+            "sub/Kptfile",
+            "sub/s.yaml",
+            "dir-x/z.yml",
+        ];
+        let dir = package(&files, "");
+        let reader = LocalPackageReader::kpt(dir.path(), "");
+        assert_eq!(
+            read_paths(&reader),
+            [
+                "B.yaml",
+                "Kptfile",
+                "a.json",
+                "b.yaml",
+                "dir/plain.yaml",
+                "dir-x/z.yml"
+            ]
+        );
+        let with_subpackages = LocalPackageReader {
+            include_subpackages: true,
+            ..reader
+        };
+        assert!(read_paths(&with_subpackages).contains(&"sub/s.yaml".to_string()));
+    }
+
+    #[test]
+    fn symlinked_files_are_read_and_directories_are_not() {
+        let dir = package(&["Kptfile", "real/r.yaml", "t.yaml"], "");
+        std::os::unix::fs::symlink(dir.path().join("real"), dir.path().join("linkdir")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("t.yaml"), dir.path().join("u.yaml")).unwrap();
+        let reader = LocalPackageReader::kpt(dir.path(), "");
+        assert_eq!(
+            read_paths(&reader),
+            ["Kptfile", "real/r.yaml", "t.yaml", "u.yaml"]
+        );
+    }
+
+    #[test]
+    fn write_files_replaces_atomically_and_creates_dirs() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.yaml"), "old").unwrap();
+        let mut files = RenderedFiles::new();
+        files.insert("a.yaml".into(), b"new\n".to_vec());
+        files.insert("d/e/b.yaml".into(), b"b\n".to_vec());
+        write_files(dir.path(), &files).unwrap();
+        assert_eq!(fs::read(dir.path().join("a.yaml")).unwrap(), b"new\n");
+        assert_eq!(fs::read(dir.path().join("d/e/b.yaml")).unwrap(), b"b\n");
+        let leftovers: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers.len(), 2);
+        fs::create_dir(dir.path().join("c.yaml")).unwrap();
+        files.insert("c.yaml".into(), b"c\n".to_vec());
+        files.insert("a.yaml".into(), b"not written\n".to_vec());
+        let err = write_files(dir.path(), &files).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config.kubernetes.io/path cannot be a directory: c.yaml"
+        );
+        assert_eq!(fs::read(dir.path().join("a.yaml")).unwrap(), b"new\n");
+    }
 }
