@@ -177,14 +177,27 @@ fn config_map(i: usize) -> Node {
     ])
 }
 
-fn encode(docs: &[Node]) -> Vec<u8> {
+fn encode(docs: &[Node], reserve: usize) -> Vec<u8> {
     let mut enc = Encoder::new();
+    enc.reserve(reserve);
     enc.set_indent(2);
     enc.set_compact_seq_indent(true);
     for doc in docs {
         enc.encode(doc).unwrap();
     }
     enc.finish().unwrap()
+}
+
+fn touch(n: &Node) -> usize {
+    let mut acc = n.tag.as_bytes().first().copied().unwrap_or(0) as usize
+        + n.value.as_bytes().first().copied().unwrap_or(0) as usize
+        + n.head_comment.len()
+        + n.line_comment.len()
+        + n.foot_comment.len();
+    for c in &n.content {
+        acc += touch(c);
+    }
+    acc
 }
 
 #[test]
@@ -199,24 +212,44 @@ fn emit_throughput() {
         i += 1;
     }
     // Size the stream to ~10 MB.
-    let per_doc = encode(&docs[..300]).len() as f64 / 300.0;
+    let per_doc = encode(&docs[..300], 0).len() as f64 / 300.0;
     docs.truncate((10.0 * 1024.0 * 1024.0 / per_doc) as usize);
-    let mut best = f64::MAX;
-    let mut size = 0;
     let iters: usize = std::env::var("ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(7);
+    for reserve in [false, true] {
+        measure(&docs, iters, reserve);
+    }
+}
+
+fn measure(docs: &[Node], iters: usize, reserve: bool) {
+    let mut best = f64::MAX;
+    let mut size = 0;
     for _ in 0..iters {
         let start = Instant::now();
-        let out = encode(&docs);
+        let out = encode(docs, if reserve { 11 << 20 } else { 0 });
         let secs = start.elapsed().as_secs_f64();
         size = out.len();
         best = best.min(secs);
     }
+    // The floor: touching every node's tag, value and comments, as the
+    // encoder must.
+    let mut walk = f64::MAX;
+    for _ in 0..iters {
+        let start = Instant::now();
+        let mut acc = 0usize;
+        for doc in docs {
+            acc += touch(doc);
+        }
+        std::hint::black_box(acc);
+        walk = walk.min(start.elapsed().as_secs_f64());
+    }
+    eprintln!("tree walk alone: {:.1} ms", walk * 1e3);
     let mb = size as f64 / (1024.0 * 1024.0);
     eprintln!(
-        "emit: {} documents, {mb:.1} MiB in {:.1} ms: {:.0} MiB/s",
+        "emit{}: {} documents, {mb:.1} MiB in {:.1} ms: {:.0} MiB/s",
+        if reserve { " (output reserved)" } else { "" },
         docs.len(),
         best * 1e3,
         mb / best

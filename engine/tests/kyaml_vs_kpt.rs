@@ -1,0 +1,428 @@
+//! Differential tests of the kyaml port against the real `kpt fn render`
+//! (1.0.0-beta.56): for small packages built in a temp dir, kpt renders one
+//! copy and krmgraph's reader → writer round trip (plus, for packages with
+//! an identity `exec: cat` function, the bookkeeping around a function call)
+//! rewrites another; every file must be byte-identical. With `-o stdout`,
+//! kpt's ResourceList must equal krmgraph's `ByteWriter` wrapping.
+//!
+//! Skips (printing why) when `kpt` is not on `PATH`; fails instead when
+//! `KRMGRAPH_REQUIRE_KPT=1`.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use krmgraph_engine::kyaml::byteio::ByteWriter;
+use krmgraph_engine::kyaml::kio_pipeline as kp;
+use krmgraph_engine::kyaml::kioutil::{
+    self, LEGACY_PATH_ANNOTATION, PACKAGE_PATH_ANNOTATION, PATH_ANNOTATION,
+};
+use krmgraph_engine::kyaml::pkgio::{self, LocalPackageReader, WriterOptions};
+use krmgraph_engine::kyaml::{gopath, rnode};
+use krmgraph_engine::yaml::Node;
+
+/// Whether kpt can be run; panics when it must.
+fn have_kpt() -> bool {
+    let ok = Command::new("kpt")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var("KRMGRAPH_REQUIRE_KPT").as_deref() == Ok("1") {
+            panic!("kpt is not available and KRMGRAPH_REQUIRE_KPT=1");
+        }
+        eprintln!("skipping: `kpt` is not on PATH (set KRMGRAPH_REQUIRE_KPT=1 to fail instead)");
+    }
+    ok
+}
+
+/// A package: files (path, bytes), directories with a Kptfile are
+/// subpackages.
+type Files = &'static [(&'static str, &'static [u8])];
+
+fn kptfile(name: &str, pipeline: &str) -> Vec<u8> {
+    format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n{pipeline}")
+        .into_bytes()
+}
+
+fn build(dir: &Path, name: &str, pipeline: &str, files: Files) -> PathBuf {
+    let pkg = dir.join(name);
+    fs::create_dir_all(&pkg).unwrap();
+    fs::write(pkg.join("Kptfile"), kptfile(name, pipeline)).unwrap();
+    for (path, content) in files {
+        let p = pkg.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, content).unwrap();
+    }
+    pkg
+}
+
+fn kpt(args: &[&str], cwd: &Path) -> Vec<u8> {
+    let out = Command::new("kpt")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kpt {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// Every file under `dir`, by relative path.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.insert(rel, fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Direct subpackages of `pkg`, sorted by path (kpt skips `.git`).
+fn subpackages(pkg: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut names: Vec<_> = fs::read_dir(pkg)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    for p in names {
+        if !p.is_dir() || p.file_name().is_some_and(|n| n == ".git") || p.is_symlink() {
+            continue;
+        }
+        if p.join("Kptfile").exists() {
+            out.push(p);
+        } else {
+            out.extend(subpackages(&p));
+        }
+    }
+    out
+}
+
+/// kpt's hydration without functions: subpackage outputs first, then the
+/// package's own resources (each pipeline applied by `run`).
+fn hydrate(pkg: &Path, run: &dyn Fn(&str, Vec<Node>) -> Vec<Node>) -> Vec<Node> {
+    let mut input = Vec::new();
+    for sub in subpackages(pkg) {
+        input.extend(hydrate(&sub, run));
+    }
+    let abs = fs::canonicalize(pkg)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    input.extend(LocalPackageReader::kpt(pkg, &abs).read().unwrap());
+    let has_pipeline = fs::read_to_string(pkg.join("Kptfile"))
+        .unwrap()
+        .contains("exec: cat");
+    if has_pipeline {
+        run(&abs, input)
+    } else {
+        input
+    }
+}
+
+/// `adjustRelPath`: paths relative to the root package, package path gone.
+fn adjust_rel_path(root: &Path, nodes: &mut [Node]) {
+    let root = fs::canonicalize(root)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    for n in nodes {
+        let meta = rnode::get_meta(n).unwrap();
+        if let Some(pkg) = meta.annotations.get(PACKAGE_PATH_ANNOTATION) {
+            let rel = gopath::rel(&root, pkg).unwrap();
+            let (path, _) = kioutil::get_file_annotations(n);
+            let new = gopath::join(&[&rel, &gopath::clean(&path)]);
+            rnode::set_annotation(n, PATH_ANNOTATION, &new).unwrap();
+            rnode::set_annotation(n, LEGACY_PATH_ANNOTATION, &new).unwrap();
+            rnode::clear_annotation(n, PACKAGE_PATH_ANNOTATION).unwrap();
+        }
+    }
+}
+
+/// One identity function call (`exec: cat`) with the bookkeeping of
+/// kio.Pipeline and FunctionFilter around it.
+fn run_identity(pkg_abs: &str, mut nodes: Vec<Node>) -> Vec<Node> {
+    let snapshot = kp::preprocess_for_internal_annotation_migration(&mut nodes).unwrap();
+    kp::set_ids(&mut nodes).unwrap();
+    let stdin = kp::function_input(&nodes, None).unwrap();
+    let mut out = kp::read_function_output(&stdin).unwrap().nodes;
+    kp::copy_comments_and_sync_order(&nodes, &mut out).unwrap();
+    kioutil::default_path_annotation(&kp::function_scope(None).unwrap(), &mut out).unwrap();
+    for n in &mut out {
+        if kioutil::get_internal_annotations(n)
+            .get(PACKAGE_PATH_ANNOTATION)
+            .is_none()
+        {
+            rnode::set_annotation(n, PACKAGE_PATH_ANNOTATION, pkg_abs).unwrap();
+        }
+    }
+    assert_eq!(
+        kp::finish_filter(&mut out, &snapshot).unwrap(),
+        kp::FilterOutcome::Reconciled
+    );
+    out
+}
+
+/// In place: kpt's rewrite of every file equals ours.
+fn check_in_place(name: &str, pipeline: &str, files: Files) {
+    if !have_kpt() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let theirs = build(&tmp.path().join("kpt"), name, pipeline, files);
+    let ours = build(&tmp.path().join("ours"), name, pipeline, files);
+    kpt(
+        &["fn", "render", "--allow-exec", theirs.to_str().unwrap()],
+        tmp.path(),
+    );
+    let mut nodes = hydrate(&ours, &run_identity);
+    adjust_rel_path(&ours, &mut nodes);
+    let options = WriterOptions {
+        package_path: ours.to_string_lossy().into_owned(),
+        clear_annotations: vec![PACKAGE_PATH_ANNOTATION.to_string()],
+        ..WriterOptions::default()
+    };
+    let rendered = pkgio::render_files(&nodes, &options).unwrap();
+    pkgio::write_files(&ours, &rendered).unwrap();
+    let (want, got) = (tree(&theirs), tree(&ours));
+    assert_eq!(
+        want.keys().collect::<Vec<_>>(),
+        got.keys().collect::<Vec<_>>(),
+        "{name}: file sets"
+    );
+    for (path, bytes) in &want {
+        assert_eq!(
+            String::from_utf8_lossy(bytes),
+            String::from_utf8_lossy(&got[path]),
+            "{name}: {path} differs"
+        );
+    }
+}
+
+/// `-o stdout`: kpt's ResourceList equals ours.
+fn check_stdout(name: &str, pipeline: &str, files: Files) {
+    if !have_kpt() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let pkg = build(tmp.path(), name, pipeline, files);
+    let want = kpt(
+        &[
+            "fn",
+            "render",
+            "--allow-exec",
+            pkg.to_str().unwrap(),
+            "-o",
+            "stdout",
+        ],
+        tmp.path(),
+    );
+    let mut nodes = hydrate(&pkg, &run_identity);
+    adjust_rel_path(&pkg, &mut nodes);
+    let got = ByteWriter::resource_list(None).write(&nodes).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&want),
+        String::from_utf8_lossy(&got),
+        "{name}"
+    );
+}
+
+const IDENTITY: &str = "pipeline:\n  mutators:\n  - exec: cat\n";
+
+const COMMENTS: Files = &[(
+    "a.yaml",
+    b"# head comment of doc 1\n\n# second head comment\napiVersion: v1 # line comment on apiVersion\nkind: ConfigMap\nmetadata:\n  name: a   # trailing with spaces\n  annotations: {}\n  labels: {}\ndata:\n  key1: value1\n\n  key2: value2 # after blank line\n  # comment before key3\n  key3: value3\n  folded: >\n    folded line\n    continues\n  strip: >-\n    abc\n    def\n  literal: |\n    l1\n    l2\n  list:\n    - a # item comment\n    # before b\n    - b\n# foot comment of doc 1\n",
+)];
+
+const ANNOTATIONS: Files = &[
+    (
+        "a.yaml",
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    foo: bar\n    config.kubernetes.io/path: zz.yaml # dropped\n    # head of index\n    config.kubernetes.io/index: \"7\"\n",
+    ),
+    ("b.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  annotations: {}\n"),
+    ("c.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"),
+    (
+        "d.yaml",
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: d\n  annotations:\n    internal.config.kubernetes.io/path: 'd.yaml'\n    keep.me/x: y\n",
+    ),
+];
+
+const SEQUENCES: Files = &[(
+    "s.yaml",
+    b"apiVersion: v1\nkind: A\nmetadata:\n  name: wide\nl:\n  - a\n  - b\nm:\n- c\n---\napiVersion: v1\nkind: A\nmetadata:\n  name: compact\nl:\n- a\nn:\n    - x\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: mixed\nspec:\n  template:\n    spec:\n      containers:\n      - name: a\n        args:\n          - x\n        env:\n        - name: A # env comment\n          value: \"1\"\n",
+)];
+
+const MULTIDOC: Files = &[(
+    "m.yaml",
+    b"---\napiVersion: v1\nkind: A\nmetadata:\n  name: one\n---   # comment on separator\n# license header\n---\napiVersion: v1\nkind: A\nmetadata:\n  name: two\n---\n---\napiVersion: v1\nkind: A\nmetadata:\n    name: three\nspec:    {a: b, c: [1, 2, 3]}\n...\n",
+)];
+
+const CRLF: Files = &[(
+    "w.yaml",
+    b"apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: w\r\ndata:\r\n  k: |\r\n    line1\r\n    line2\r\n",
+)];
+
+const JSON: Files = &[
+    (
+        "j.json",
+        b"{\"kind\":\"X\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"j\"},\"z\":\"<a&b> \\u2028 \\u00e9\",\"n\":1.5e300,\"i\":12,\"f\":0.000001,\"g\":1e-7,\"t\":2021-01-01,\"u\":\"2021-01-01\",\"b\":true,\"nil\":null,\"l\":[1,\"x\",{}],\"e\":{}}",
+    ),
+    ("pretty.json", b"{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Y\",\n  \"metadata\": {\"name\": \"p\", \"labels\": {\"b\": \"2\", \"a\": \"1\"}}\n}\n"),
+];
+
+const SCALARS: Files = &[(
+    "q.yaml",
+    b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: q\ndata:\n  s: 'single quoted'\n  d: \"double quoted\"\n  n: \"123\"\n  b: \"true\"\n  y: yes\n  o: on\n  oct: 0755\n  f: 1.0\n  nul: null\n  t: ~\n  e: \"\"\n  e2: ''\n  date: 2021-01-01\n  colon: \"a: b\"\n  hash: \"a #b\"\n  u: \"h\\u00e9llo \\u2603\"\n  nl: \"line1\\nline2\"\n  tag: !!str 123\n  custom: !mytag foo\n  hex: 0x1F\n",
+)];
+
+const ANCHORS: Files = &[(
+    "an.yaml",
+    b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: an\n  labels: &lbl\n    app: x\ndata:\n  base: &base\n    k: v\n  ref: *base\n  merged:\n    <<: *lbl\n    extra: y\n",
+)];
+
+const LAYOUT: Files = &[
+    (
+        ".hidden.yaml",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: hidden\n",
+    ),
+    (
+        ".github/ci.yaml",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: ci\n",
+    ),
+    (
+        ".git/g.yaml",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: g\n",
+    ),
+    (
+        "dir/plain.yaml",
+        b"apiVersion:    v1\nkind: A\nmetadata:\n    name: plain\n",
+    ),
+    ("x.YAML", b"not: read\n"),
+    ("y.yml.bak", b"not: read\n"),
+    ("empty.yaml", b""),
+    ("comments-only.yaml", b"# just a comment\n"),
+    (
+        "ignored/i.yaml",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: i\n",
+    ),
+    (
+        "deep/a/b.yaml",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: ab\n",
+    ),
+    (
+        "keep.yml",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: keep\n",
+    ),
+    (
+        "drop.yml",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: drop\n",
+    ),
+    (".krmignore", b"ignored/\na/b.yaml\n*.yml\n!keep.yml\n"),
+];
+
+const SUBPACKAGES: Files = &[
+    (
+        "res.yaml",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: root\n",
+    ),
+    (
+        "sub/Kptfile",
+        b"apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n",
+    ),
+    (
+        "sub/s.yaml",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: s # c\nl:\n  - x\n",
+    ),
+    (
+        "dir/nested/Kptfile",
+        b"apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: nested\n",
+    ),
+    (
+        "dir/nested/n.yaml",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: n\n",
+    ),
+];
+
+#[test]
+fn comments_in_place() {
+    check_in_place("comments", "", COMMENTS);
+}
+
+#[test]
+fn comments_through_identity_function() {
+    check_in_place("comments", IDENTITY, COMMENTS);
+    check_stdout("comments", IDENTITY, COMMENTS);
+}
+
+#[test]
+fn annotations() {
+    check_in_place("annotations", "", ANNOTATIONS);
+    check_stdout("annotations", "", ANNOTATIONS);
+    check_in_place("annotations", IDENTITY, ANNOTATIONS);
+    check_stdout("annotations", IDENTITY, ANNOTATIONS);
+}
+
+#[test]
+fn sequences() {
+    check_in_place("sequences", "", SEQUENCES);
+    check_stdout("sequences", "", SEQUENCES);
+    check_in_place("sequences", IDENTITY, SEQUENCES);
+}
+
+#[test]
+fn multiple_documents() {
+    check_in_place("multidoc", "", MULTIDOC);
+    check_stdout("multidoc", "", MULTIDOC);
+    check_in_place("multidoc", IDENTITY, MULTIDOC);
+}
+
+#[test]
+fn crlf() {
+    check_in_place("crlf", "", CRLF);
+    check_stdout("crlf", "", CRLF);
+}
+
+#[test]
+fn json_files() {
+    check_in_place("json", "", JSON);
+    check_stdout("json", "", JSON);
+    check_in_place("json", IDENTITY, JSON);
+}
+
+#[test]
+fn scalars() {
+    check_in_place("scalars", "", SCALARS);
+    check_in_place("scalars", IDENTITY, SCALARS);
+}
+
+#[test]
+fn anchors() {
+    check_in_place("anchors", "", ANCHORS);
+    check_in_place("anchors", IDENTITY, ANCHORS);
+}
+
+#[test]
+fn hidden_files_globs_and_krmignore() {
+    check_in_place("layout", "", LAYOUT);
+    check_stdout("layout", "", LAYOUT);
+}
+
+#[test]
+fn subpackages_in_hydration_order() {
+    check_in_place("subpkgs", "", SUBPACKAGES);
+    check_stdout("subpkgs", "", SUBPACKAGES);
+    check_stdout("subpkgs", IDENTITY, SUBPACKAGES);
+}
