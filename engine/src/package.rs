@@ -117,7 +117,8 @@ pub fn check_function_config(dir: &Path, config_path: &str) -> Result<(), String
         ..Default::default()
     }
     .read(&bytes)
-    .map_err(|e| format!("failed to read functionConfig {}: {e}", crate::gostr::quote(config_path)))?;
+    .map_err(|e| format!("failed to read functionConfig {}: {e}", crate::gostr::quote(config_path)))?
+    .nodes;
     if nodes.len() > 1 {
         return Err(format!(
             "functionConfig {} must not contain more than one config, got {}",

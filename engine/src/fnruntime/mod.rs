@@ -17,7 +17,8 @@ use std::time::Instant;
 
 use crate::event::{Event, Reporter};
 use crate::kptfile::Function;
-use crate::kyaml::{byteio, kioutil, rnode};
+use crate::krm;
+use crate::kyaml::{byteio, kio_pipeline, kioutil};
 use crate::yaml::node::Style;
 use crate::yaml::Node;
 use results::{parse_results, FnResult};
@@ -208,8 +209,8 @@ impl FunctionRunner {
         };
         let mut output = output;
         for resource in &mut output {
-            if rnode::get_annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
-                rnode::set_annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION, &self.package_dir);
+            if krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
+                krm::set_annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION, &self.package_dir);
             }
         }
         enforce_path_invariants(&output).map_err(FnError::Message)?;
@@ -224,7 +225,7 @@ impl FunctionRunner {
     /// input, the ResourceList on stdin, the output read back with comments
     /// and order restored, and default paths for generated resources.
     fn filter(&self, input: &mut [Node], config: &ConfigSource, record: &mut FnResult) -> Result<Vec<Node>, FnError> {
-        kioutil::set_function_ids(input);
+        kio_pipeline::set_ids(input).map_err(|e| FnError::Message(e.to_string()))?;
         // The config is read after the ids are set: when it is one of the
         // inputs, the function sees it with them, as with kpt's shared nodes.
         let function_config = match config {
@@ -232,21 +233,13 @@ impl FunctionRunner {
             ConfigSource::Input(i) => input.get(*i).cloned(),
             ConfigSource::Node(node) => Some(node.clone()),
         };
-        let stdin = byteio::ByteWriter {
-            keep_reader_annotations: true,
-            wrapping_kind: "ResourceList".into(),
-            wrapping_api_version: "config.kubernetes.io/v1".into(),
-            function_config: function_config.clone(),
-            ..Default::default()
-        }
-        .write(input)
-        .map_err(|e| FnError::Message(e.to_string()))?;
+        let stdin = kio_pipeline::function_input(input, function_config.as_ref()).map_err(|e| FnError::Message(e.to_string()))?;
         let process = self.invoke(&stdin)?;
         record.stderr = String::from_utf8_lossy(&process.stderr).into_owned();
-        let mut reader = byteio::ByteReader::default();
-        let mut output = reader.read(&process.stdout).map_err(|e| FnError::Message(e.to_string()))?;
-        kioutil::copy_comments_and_sync_order(input, &mut output).map_err(|e| FnError::Message(e.to_string()))?;
-        if let Some(results) = &reader.results {
+        let read = kio_pipeline::read_function_output(&process.stdout).map_err(|e| FnError::Message(e.to_string()))?;
+        let mut output = read.nodes;
+        kio_pipeline::copy_comments_and_sync_order(input, &mut output).map_err(|e| FnError::Message(e.to_string()))?;
+        if let Some(results) = &read.results {
             record.results = parse_results(results);
         }
         match process.exit_code {
@@ -257,7 +250,7 @@ impl FunctionRunner {
                 return Err(FnError::Reported(code));
             }
         }
-        let function_dir = function_config.as_ref().map(kioutil::function_dir).unwrap_or_default();
+        let function_dir = kio_pipeline::function_scope(function_config.as_ref()).map_err(|e| FnError::Message(e.to_string()))?;
         kioutil::default_path_annotation(&function_dir, &mut output).map_err(|e| FnError::Message(e.to_string()))?;
         Ok(output)
     }
@@ -287,7 +280,8 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
             ..Default::default()
         }
         .read(&bytes)
-        .map_err(|e| FnError::Message(e.to_string()))?;
+        .map_err(|e| FnError::Message(e.to_string()))?
+        .nodes;
         return Ok(nodes.into_iter().next());
     }
     let Some(data) = &f.config_map else { return Ok(None) };
@@ -317,9 +311,9 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
 pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
     let mut seen = std::collections::HashSet::new();
     for resource in output {
-        let package = rnode::get_annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
-        let path = kioutil::get_path(resource).unwrap_or_default();
-        let index = kioutil::get_index(resource).unwrap_or_default();
+        let package = krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
+        let path = krm::path_of(resource);
+        let index = krm::index_of(resource);
         let cleaned = crate::kptfile::validate::clean_path(&path);
         if cleaned.starts_with("../") {
             return Err(format!(

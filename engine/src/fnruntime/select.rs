@@ -5,6 +5,7 @@
 //! error, as in kpt), and matching is exact string equality.
 
 use crate::kptfile::Selector;
+use crate::krm;
 use crate::kyaml::rnode;
 use crate::yaml::Node;
 
@@ -15,8 +16,8 @@ pub const RESOURCE_ID_ANNOTATION: &str = "internal.config.k8s.io/kpt-resource-id
 pub fn is_match(resource: &Node, selector: &Selector) -> bool {
     let Ok(meta) = rnode::get_meta(resource) else { return false };
     let eq = |want: &str, got: &str| want.is_empty() || want == got;
-    let has_all = |want: &[(String, String)], got: &[(String, String)]| {
-        want.iter().all(|(k, v)| got.iter().any(|(gk, gv)| gk == k && gv == v))
+    let has_all = |want: &[(String, String)], got: &std::collections::BTreeMap<String, String>| {
+        want.iter().all(|(k, v)| got.get(k) == Some(v))
     };
     eq(&selector.name, &meta.name)
         && eq(&selector.namespace, &meta.namespace)
@@ -49,7 +50,7 @@ pub fn select(input: &[Node], selectors: &[Selector], exclusions: &[Selector]) -
 /// Numbers every resource `'0'..` with [`RESOURCE_ID_ANNOTATION`].
 pub fn set_resource_ids(input: &mut [Node]) {
     for (i, resource) in input.iter_mut().enumerate() {
-        rnode::set_annotation(resource, RESOURCE_ID_ANNOTATION, &i.to_string());
+        krm::set_annotation(resource, RESOURCE_ID_ANNOTATION, &i.to_string());
     }
 }
 
@@ -58,7 +59,7 @@ pub fn set_resource_ids(input: &mut [Node]) {
 /// resource id) or dropped if the function deleted them, and new resources
 /// go at the end. Removes the resource ids.
 pub fn merge_with_input(output: Vec<Node>, selected: &[usize], input: Vec<Node>) -> Vec<Node> {
-    let id_of = |n: &Node| rnode::get_annotation(n, RESOURCE_ID_ANNOTATION);
+    let id_of = |n: &Node| krm::annotation(n, RESOURCE_ID_ANNOTATION);
     let mut by_id: Vec<(Option<String>, Option<Node>)> = output.into_iter().map(|n| (id_of(&n), Some(n))).collect();
     let mut merged = Vec::new();
     for (i, resource) in input.into_iter().enumerate() {
@@ -73,7 +74,7 @@ pub fn merge_with_input(output: Vec<Node>, selected: &[usize], input: Vec<Node>)
     }
     merged.extend(by_id.into_iter().filter(|(id, _)| id.is_none()).filter_map(|(_, n)| n));
     for resource in &mut merged {
-        rnode::clear_annotation(resource, RESOURCE_ID_ANNOTATION);
+        krm::clear_annotation(resource, RESOURCE_ID_ANNOTATION);
     }
     merged
 }

@@ -11,6 +11,7 @@ use super::{Output, RenderError, RenderOptions};
 use crate::fnruntime::results::result_list_node;
 use crate::fnruntime::RunContext;
 use crate::kptfile::validate::clean_path;
+use crate::krm;
 use crate::kyaml::{byteio, kioutil, pkgio, rnode};
 use crate::yaml::Node;
 
@@ -27,8 +28,8 @@ pub fn finish(
     match &options.output {
         Output::InPlace => {
             let output_files: BTreeSet<String> =
-                resources.iter().filter_map(kioutil::get_path).map(|p| clean_path(&p)).collect();
-            let files = pkgio::render_files(&resources).map_err(|e| RenderError::Message(e.to_string()))?;
+                resources.iter().map(|r| clean_path(&krm::path_of(r))).collect();
+            let files = pkgio::render_files(&resources, &writer_options(root_dir)).map_err(|e| RenderError::Message(e.to_string()))?;
             pkgio::write_files(root_dir, &files).map_err(|e| RenderError::Message(e.to_string()))?;
             for stale in hydrator.input_files.difference(&output_files) {
                 remove_all(&root_dir.join(stale))?;
@@ -52,7 +53,7 @@ pub fn finish(
         }
         Output::Dir(dir) => {
             let nodes = reread(&wrapped(&resources)?)?;
-            let files = pkgio::render_files(&nodes).map_err(|e| RenderError::Message(e.to_string()))?;
+            let files = pkgio::render_files(&nodes, &writer_options(dir)).map_err(|e| RenderError::Message(e.to_string()))?;
             std::fs::create_dir_all(dir).map_err(|e| {
                 RenderError::Message(format!("failed to create output directory {}: {}", crate::gostr::quote(&dir.to_string_lossy()), crate::gostr::quote(&e.to_string())))
             })?;
@@ -82,7 +83,15 @@ fn reread(bytes: &[u8]) -> Result<Vec<Node>, RenderError> {
         ..Default::default()
     }
     .read(bytes)
+    .map(|out| out.nodes)
     .map_err(|e| RenderError::Message(e.to_string()))
+}
+
+fn writer_options(dir: &Path) -> pkgio::WriterOptions {
+    pkgio::WriterOptions {
+        package_path: dir.to_string_lossy().into_owned(),
+        ..Default::default()
+    }
 }
 
 /// kpt's `adjustRelPath`: each resource's path becomes relative to the root
@@ -90,8 +99,8 @@ fn reread(bytes: &[u8]) -> Result<Vec<Node>, RenderError> {
 fn adjust_rel_paths(resources: &mut [Node], root_dir: &Path) -> Result<(), RenderError> {
     let root = root_dir.to_string_lossy().into_owned();
     for r in resources.iter_mut() {
-        let pkg_path = rnode::get_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
-        let path = kioutil::get_path(r).unwrap_or_default();
+        let pkg_path = krm::annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
+        let path = krm::path_of(r);
         let Some(rel_pkg) = pkg_path.strip_prefix(&root) else {
             return Err(RenderError::Message(format!(
                 "subpackage {} is not a descendant of {}",
@@ -101,9 +110,9 @@ fn adjust_rel_paths(resources: &mut [Node], root_dir: &Path) -> Result<(), Rende
         };
         let joined = format!(".{}/{}", rel_pkg, clean_path(&path));
         let new_path = clean_path(&joined);
-        rnode::set_annotation(r, kioutil::PATH_ANNOTATION, &new_path);
-        rnode::set_annotation(r, kioutil::LEGACY_PATH_ANNOTATION, &new_path);
-        rnode::clear_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION);
+        krm::set_annotation(r, kioutil::PATH_ANNOTATION, &new_path);
+        krm::set_annotation(r, kioutil::LEGACY_PATH_ANNOTATION, &new_path);
+        krm::clear_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION);
     }
     Ok(())
 }
@@ -121,7 +130,7 @@ fn attribute(resources: &mut [Node]) {
         if !meta.api_version.contains(".cnrm.") {
             continue;
         }
-        let current = rnode::get_annotation(r, CNRM_ANNOTATION).unwrap_or_default();
+        let current = krm::annotation(r, CNRM_ANNOTATION).unwrap_or_default();
         let value = if current.is_empty() {
             "kpt-fn".to_string()
         } else if current.contains("kpt-fn") || current.ends_with("-fn") {
@@ -131,7 +140,7 @@ fn attribute(resources: &mut [Node]) {
         } else {
             format!("{current},kpt-fn")
         };
-        rnode::set_annotation(r, CNRM_ANNOTATION, &value);
+        krm::set_annotation(r, CNRM_ANNOTATION, &value);
     }
 }
 

@@ -59,7 +59,7 @@ impl<'a> Hydrator<'a> {
         let resources = read_local(pkg)?;
         let rel_pkg = crate::package::display_path(&pkg.dir, &self.root_dir);
         for r in &resources {
-            let path = kioutil::get_path(r).unwrap_or_default();
+            let path = crate::krm::path_of(r);
             let joined = if rel_pkg.is_empty() { path } else { format!("{rel_pkg}/{path}") };
             self.input_files.insert(clean_path(&joined));
         }
@@ -144,12 +144,10 @@ fn run_in_pipeline(
     config: ConfigSource,
     ctx: &mut RunContext,
 ) -> Result<Vec<Node>, RenderError> {
-    let snapshot = kio_pipeline::preprocess_for_migration(input).map_err(|e| RenderError::Message(e.to_string()))?;
+    let snapshot = kio_pipeline::preprocess_for_internal_annotation_migration(input)
+        .map_err(|e| RenderError::Message(e.to_string()))?;
     let mut output = runner.run(input, config, ctx)?;
-    if output.is_empty() {
-        return Ok(output);
-    }
-    kio_pipeline::reconcile_internal_annotations(&mut output, &snapshot).map_err(|e| RenderError::Message(e.to_string()))?;
+    kio_pipeline::finish_filter(&mut output, &snapshot).map_err(|e| RenderError::Message(e.to_string()))?;
     Ok(output)
 }
 
@@ -160,8 +158,8 @@ fn config_resource(input: &[Node], package_dir: &str, f: &Function) -> Option<us
         return None;
     }
     input.iter().rposition(|r| {
-        crate::kyaml::rnode::get_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).as_deref() == Some(package_dir)
-            && kioutil::get_path(r).as_deref() == Some(f.config_path.as_str())
+        crate::krm::annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).as_deref() == Some(package_dir)
+            && crate::krm::path_of(r) == f.config_path
     })
 }
 
@@ -174,7 +172,7 @@ fn validate_config_paths(pkg: &Package) -> Result<(), RenderError> {
         return Ok(());
     }
     let local = read_local(pkg)?;
-    let paths: BTreeSet<String> = local.iter().filter_map(kioutil::get_path).collect();
+    let paths: BTreeSet<String> = local.iter().map(crate::krm::path_of).collect();
     for (kind, functions) in [("mutators", &pipeline.mutators), ("validators", &pipeline.validators)] {
         for (i, f) in functions.iter().enumerate() {
             if !f.config_path.is_empty() && !paths.contains(&clean_path(&f.config_path)) {
@@ -192,11 +190,7 @@ fn validate_config_paths(pkg: &Package) -> Result<(), RenderError> {
 
 /// The package's own resources, read as kpt reads them.
 fn read_local(pkg: &Package) -> Result<Vec<Node>, RenderError> {
-    pkgio::LocalPackageReader {
-        package_path: pkg.dir.clone(),
-        set_annotations: vec![(kioutil::PACKAGE_PATH_ANNOTATION.to_string(), pkg.dir.to_string_lossy().into_owned())],
-        ..pkgio::LocalPackageReader::for_render()
-    }
-    .read()
-    .map_err(|e| RenderError::Message(e.to_string()))
+    pkgio::LocalPackageReader::kpt(&pkg.dir, &pkg.dir.to_string_lossy())
+        .read()
+        .map_err(|e| RenderError::Message(e.to_string()))
 }
