@@ -190,6 +190,9 @@ fn run_case(case: &Path) -> Outcome {
         let stderr = sanitize_stderr(&String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         let code = out.status.code().unwrap_or(-1);
+        if let Some(skip) = unavailable_image(&stderr) {
+            return skip;
+        }
         if code != config.exit_code {
             return unavailable_image(&stderr).unwrap_or_else(|| {
                 Outcome::Fail(format!(
