@@ -30,6 +30,7 @@ pub fn finish(
             let output_files: BTreeSet<String> =
                 resources.iter().map(|r| clean_path(&krm::path_of(r))).collect();
             let files = pkgio::render_files(&resources, &writer_options(root_dir)).map_err(|e| RenderError::Message(e.to_string()))?;
+            check_writable(root_dir, files.keys())?;
             pkgio::write_files(root_dir, &files).map_err(|e| RenderError::Message(e.to_string()))?;
             for stale in hydrator.input_files.difference(&output_files) {
                 remove_all(&root_dir.join(stale))?;
@@ -61,6 +62,28 @@ pub fn finish(
             Ok(Vec::new())
         }
     }
+}
+
+/// Fails, naming the file, if an existing file the render would rewrite
+/// cannot be opened for writing. kpt finds this out mid-write (leaving a
+/// half-rendered package); krmgraph checks every target before it writes
+/// any, and renaming a temp file over a read-only file would otherwise
+/// silently succeed.
+fn check_writable<'a>(root: &Path, paths: impl Iterator<Item = &'a String>) -> Result<(), RenderError> {
+    for path in paths {
+        let full = root.join(path);
+        if !full.exists() {
+            continue;
+        }
+        if let Err(e) = std::fs::OpenOptions::new().write(true).open(&full) {
+            return Err(RenderError::Message(format!(
+                "open {}: {}",
+                full.display(),
+                crate::fnruntime::exec::go_errno_text(&e)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The resources as one `ResourceList`, reader annotations kept.
