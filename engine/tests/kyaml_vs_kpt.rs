@@ -111,25 +111,29 @@ fn subpackages(pkg: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// kpt's hydration without functions: subpackage outputs first, then the
-/// package's own resources (each pipeline applied by `run`).
-fn hydrate(pkg: &Path, run: &dyn Fn(&str, Vec<Node>) -> Vec<Node>) -> Vec<Node> {
+/// kpt's hydration: subpackage outputs first, then the package's own
+/// resources, through the package's `exec:` function if it has one.
+fn hydrate(pkg: &Path) -> Vec<Node> {
     let mut input = Vec::new();
     for sub in subpackages(pkg) {
-        input.extend(hydrate(&sub, run));
+        input.extend(hydrate(&sub));
     }
     let abs = fs::canonicalize(pkg)
         .unwrap()
         .to_string_lossy()
         .into_owned();
     input.extend(LocalPackageReader::kpt(pkg, &abs).read().unwrap());
-    let has_pipeline = fs::read_to_string(pkg.join("Kptfile"))
-        .unwrap()
-        .contains("exec: cat");
-    if has_pipeline {
-        run(&abs, input)
-    } else {
-        input
+    let kptfile = fs::read_to_string(pkg.join("Kptfile")).unwrap();
+    match kptfile.split_once("- exec: ") {
+        Some((_, rest)) => {
+            let line = rest.lines().next().unwrap();
+            let command = line
+                .strip_prefix('"')
+                .and_then(|l| l.strip_suffix('"'))
+                .unwrap_or(line);
+            run_function(command, &abs, input)
+        }
+        None => input,
     }
 }
 
@@ -152,13 +156,23 @@ fn adjust_rel_path(root: &Path, nodes: &mut [Node]) {
     }
 }
 
-/// One identity function call (`exec: cat`) with the bookkeeping of
-/// kio.Pipeline and FunctionFilter around it.
-fn run_identity(pkg_abs: &str, mut nodes: Vec<Node>) -> Vec<Node> {
+/// One function call (`exec: <command>`, run through `sh -c`) with the
+/// bookkeeping of kio.Pipeline and FunctionFilter around it.
+fn run_function(command: &str, pkg_abs: &str, mut nodes: Vec<Node>) -> Vec<Node> {
+    use std::io::Write;
     let snapshot = kp::preprocess_for_internal_annotation_migration(&mut nodes).unwrap();
     kp::set_ids(&mut nodes).unwrap();
     let stdin = kp::function_input(&nodes, None).unwrap();
-    let mut out = kp::read_function_output(&stdin).unwrap().nodes;
+    let mut child = Command::new("sh")
+        .args(["-c", command])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&stdin).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "function {command} failed");
+    let mut out = kp::read_function_output(&output.stdout).unwrap().nodes;
     kp::copy_comments_and_sync_order(&nodes, &mut out).unwrap();
     kioutil::default_path_annotation(&kp::function_scope(None).unwrap(), &mut out).unwrap();
     for n in &mut out {
@@ -169,35 +183,82 @@ fn run_identity(pkg_abs: &str, mut nodes: Vec<Node>) -> Vec<Node> {
             rnode::set_annotation(n, PACKAGE_PATH_ANNOTATION, pkg_abs).unwrap();
         }
     }
-    assert_eq!(
-        kp::finish_filter(&mut out, &snapshot).unwrap(),
-        kp::FilterOutcome::Reconciled
-    );
+    if kp::finish_filter(&mut out, &snapshot).unwrap() == kp::FilterOutcome::Empty {
+        return Vec::new();
+    }
     out
 }
 
-/// In place: kpt's rewrite of every file equals ours.
-fn check_in_place(name: &str, pipeline: &str, files: Files) {
+/// Builds the package at `<tmp>/pkg/<name>`, lets kpt render it, keeps
+/// what it wrote, then rebuilds the package at the same place (so absolute
+/// paths in annotations agree) and lets `ours` produce its version.
+fn differential<T>(
+    name: &str,
+    pipeline: &str,
+    files: Files,
+    setup: &dyn Fn(&Path),
+    theirs: &dyn Fn(&Path, &Path) -> T,
+    ours: &dyn Fn(&Path) -> T,
+) -> Option<(T, T, BTreeMap<String, Vec<u8>>)> {
     if !have_kpt() {
-        return;
+        return None;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let theirs = build(&tmp.path().join("kpt"), name, pipeline, files);
-    let ours = build(&tmp.path().join("ours"), name, pipeline, files);
-    kpt(
-        &["fn", "render", "--allow-exec", theirs.to_str().unwrap()],
-        tmp.path(),
-    );
-    let mut nodes = hydrate(&ours, &run_identity);
-    adjust_rel_path(&ours, &mut nodes);
-    let options = WriterOptions {
-        package_path: ours.to_string_lossy().into_owned(),
-        clear_annotations: vec![PACKAGE_PATH_ANNOTATION.to_string()],
-        ..WriterOptions::default()
+    let place = tmp.path().join("pkg");
+    let pipeline = pipeline.replace("{TMP}", &tmp.path().to_string_lossy());
+    let pkg = build(&place, name, &pipeline, files);
+    setup(tmp.path());
+    let want = theirs(&pkg, tmp.path());
+    let side = tree(tmp.path());
+    for k in side.keys().filter(|k| k.starts_with("dump")) {
+        fs::remove_file(tmp.path().join(k)).unwrap();
+    }
+    fs::remove_dir_all(&place).unwrap();
+    let pkg = build(&place, name, &pipeline, files);
+    setup(tmp.path());
+    let got = ours(&pkg);
+    let side_ours = tree(tmp.path());
+    let extra: BTreeMap<String, Vec<u8>> = side
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("dump"))
+        .map(|(k, v)| {
+            let mine = side_ours.get(&k).cloned().unwrap_or_default();
+            assert_eq!(
+                String::from_utf8_lossy(&v),
+                String::from_utf8_lossy(&mine),
+                "{name}: function input {k}"
+            );
+            (k, v)
+        })
+        .collect();
+    Some((want, got, extra))
+}
+
+/// In place: kpt's rewrite of every file equals ours.
+fn check_in_place_with(name: &str, pipeline: &str, files: Files, setup: &dyn Fn(&Path)) {
+    let theirs = |pkg: &Path, cwd: &Path| {
+        kpt(
+            &["fn", "render", "--allow-exec", pkg.to_str().unwrap()],
+            cwd,
+        );
+        tree(pkg)
     };
-    let rendered = pkgio::render_files(&nodes, &options).unwrap();
-    pkgio::write_files(&ours, &rendered).unwrap();
-    let (want, got) = (tree(&theirs), tree(&ours));
+    let ours = |pkg: &Path| {
+        let mut nodes = hydrate(pkg);
+        adjust_rel_path(pkg, &mut nodes);
+        let options = WriterOptions {
+            package_path: pkg.to_string_lossy().into_owned(),
+            clear_annotations: vec![PACKAGE_PATH_ANNOTATION.to_string()],
+            ..WriterOptions::default()
+        };
+        let rendered = pkgio::render_files(&nodes, &options).unwrap();
+        pkgio::write_files(pkg, &rendered).unwrap();
+        tree(pkg)
+    };
+    let Some((want, got, _)) = differential(name, pipeline, files, setup, &theirs, &ours) else {
+        return;
+    };
+    let got: BTreeMap<String, Vec<u8>> = got;
     assert_eq!(
         want.keys().collect::<Vec<_>>(),
         got.keys().collect::<Vec<_>>(),
@@ -212,32 +273,41 @@ fn check_in_place(name: &str, pipeline: &str, files: Files) {
     }
 }
 
+fn check_in_place(name: &str, pipeline: &str, files: Files) {
+    check_in_place_with(name, pipeline, files, &|_| {});
+}
+
 /// `-o stdout`: kpt's ResourceList equals ours.
-fn check_stdout(name: &str, pipeline: &str, files: Files) {
-    if !have_kpt() {
-        return;
+fn check_stdout_with(name: &str, pipeline: &str, files: Files, setup: &dyn Fn(&Path)) {
+    let theirs = |pkg: &Path, cwd: &Path| {
+        kpt(
+            &[
+                "fn",
+                "render",
+                "--allow-exec",
+                pkg.to_str().unwrap(),
+                "-o",
+                "stdout",
+            ],
+            cwd,
+        )
+    };
+    let ours = |pkg: &Path| {
+        let mut nodes = hydrate(pkg);
+        adjust_rel_path(pkg, &mut nodes);
+        ByteWriter::resource_list(None).write(&nodes).unwrap()
+    };
+    if let Some((want, got, _)) = differential(name, pipeline, files, setup, &theirs, &ours) {
+        assert_eq!(
+            String::from_utf8_lossy(&want),
+            String::from_utf8_lossy(&got),
+            "{name}"
+        );
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let pkg = build(tmp.path(), name, pipeline, files);
-    let want = kpt(
-        &[
-            "fn",
-            "render",
-            "--allow-exec",
-            pkg.to_str().unwrap(),
-            "-o",
-            "stdout",
-        ],
-        tmp.path(),
-    );
-    let mut nodes = hydrate(&pkg, &run_identity);
-    adjust_rel_path(&pkg, &mut nodes);
-    let got = ByteWriter::resource_list(None).write(&nodes).unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&want),
-        String::from_utf8_lossy(&got),
-        "{name}"
-    );
+}
+
+fn check_stdout(name: &str, pipeline: &str, files: Files) {
+    check_stdout_with(name, pipeline, files, &|_| {});
 }
 
 const IDENTITY: &str = "pipeline:\n  mutators:\n  - exec: cat\n";
@@ -425,4 +495,69 @@ fn subpackages_in_hydration_order() {
     check_in_place("subpkgs", "", SUBPACKAGES);
     check_stdout("subpkgs", "", SUBPACKAGES);
     check_stdout("subpkgs", IDENTITY, SUBPACKAGES);
+}
+
+/// A Python function (PyYAML): reloads the ResourceList, so comments,
+/// quoting and key order are lost, then applies `mode`; writes keys sorted.
+const PY_FUNCTION: &str = r#"#!/usr/bin/env python3
+import sys, yaml
+mode = sys.argv[1]
+rl = yaml.safe_load(sys.stdin)
+items = rl['items']
+if mode == 'edit':
+    for r in items:
+        md = r.setdefault('metadata', {})
+        md.setdefault('labels', {})['added'] = 'yes'
+        if r.get('kind') == 'Deployment':
+            spec = r['spec']['template']['spec']
+            cs = spec['containers']
+            cs[0]['env'] = [e for e in cs[0].get('env', []) if e['name'] != 'B']
+            cs.reverse()
+            cs.append({'name': 'added', 'image': 'busybox'})
+            spec['zzz'] = 'new field'
+    items.append({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'gen', 'namespace': 'ns'}, 'data': {'k': 'v'}})
+    items[:] = [r for r in items if r['metadata'].get('name') != 'deleted']
+yaml.safe_dump(rl, sys.stdout, sort_keys=True)
+"#;
+
+fn write_script(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("fn.py");
+    fs::write(&p, PY_FUNCTION).unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+const DEPLOYMENT: Files = &[
+    (
+        "deploy.yaml",
+        b"# Deployment head\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web # the name\n  labels:\n    app: web\nspec:\n  replicas: 3 # three\n  template:\n    spec:\n      # containers head\n      containers:\n      # first container\n      - name: a # container a\n        image: nginx:1.2 # pinned\n        env:\n        - name: A # env A\n          value: \"1\"\n        - name: B # env B\n          value: \"2\"\n        - name: C\n          value: >\n            folded\n            value\n        ports:\n        - containerPort: 80 # http\n          protocol: TCP\n        - containerPort: 443\n      # second container\n      - name: b # container b\n        image: redis # cache\n        args:\n        - --x # flag x\n        - --y\n      volumes:\n      - name: v # volume\n        emptyDir: {}\n",
+    ),
+    (
+        "cm.yaml",
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm # cm name\n  finalizers:\n  - f1 # first\n  - f2\ndata:\n  z: last # z\n  a: first # a\n  list:\n  - x # x\n  - y\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deleted\n",
+    ),
+    ("crd.yaml", b"apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: t # thing\nspec:\n  items:\n  - name: one # one\n    v: 1\n  - name: two # two\n"),
+];
+
+#[test]
+fn function_input_matches_kpt() {
+    let pipeline = "pipeline:\n  mutators:\n  - exec: \"sh -c 'tee {TMP}/dump-1.yaml'\"\n";
+    check_in_place("dump", pipeline, DEPLOYMENT);
+    check_in_place("dump", pipeline, COMMENTS);
+    check_in_place("dump", pipeline, ANNOTATIONS);
+}
+
+#[test]
+fn comments_and_order_restored_after_python_roundtrip() {
+    let pipeline = "pipeline:\n  mutators:\n  - exec: \"{TMP}/fn.py sort\"\n";
+    check_in_place_with("py-sort", pipeline, DEPLOYMENT, &write_script);
+    check_in_place_with("py-sort", pipeline, COMMENTS, &write_script);
+    check_stdout_with("py-sort", pipeline, DEPLOYMENT, &write_script);
+}
+
+#[test]
+fn edits_new_fields_generated_and_deleted_resources() {
+    let pipeline = "pipeline:\n  mutators:\n  - exec: \"{TMP}/fn.py edit\"\n";
+    check_in_place_with("py-edit", pipeline, DEPLOYMENT, &write_script);
+    check_stdout_with("py-edit", pipeline, DEPLOYMENT, &write_script);
 }
