@@ -79,10 +79,13 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     while let Some(d) = stack.pop() {
         for e in fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
-            if p.is_dir() {
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            if p.is_symlink() {
+                let target = fs::read_link(&p).unwrap();
+                out.insert(rel, format!("-> {}", target.display()).into_bytes());
+            } else if p.is_dir() {
                 stack.push(p);
             } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
                 out.insert(rel, fs::read(&p).unwrap());
             }
         }
@@ -560,4 +563,45 @@ fn edits_new_fields_generated_and_deleted_resources() {
     let pipeline = "pipeline:\n  mutators:\n  - exec: \"{TMP}/fn.py edit\"\n";
     check_in_place_with("py-edit", pipeline, DEPLOYMENT, &write_script);
     check_stdout_with("py-edit", pipeline, DEPLOYMENT, &write_script);
+}
+
+/// kpt's `Error: <message> ` line (the message may span lines).
+fn kpt_error(args: &[&str], cwd: &Path) -> String {
+    let out = Command::new("kpt").args(args).current_dir(cwd).output().unwrap();
+    assert!(!out.status.success(), "kpt {args:?} should fail");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let start = stderr.find("Error: ").expect("an Error: line") + "Error: ".len();
+    stderr[start..].strip_suffix(" \n").unwrap_or(&stderr[start..]).to_string()
+}
+
+fn check_read_error(name: &str, files: Files, setup: &dyn Fn(&Path)) {
+    let theirs = |pkg: &Path, cwd: &Path| kpt_error(&["fn", "render", pkg.to_str().unwrap()], cwd);
+    let ours = |pkg: &Path| {
+        let abs = fs::canonicalize(pkg).unwrap().to_string_lossy().into_owned();
+        LocalPackageReader::kpt(pkg, &abs).read().unwrap_err().to_string()
+    };
+    if let Some((want, got, _)) = differential(name, "", files, setup, &theirs, &ours) {
+        assert_eq!(want, got, "{name}");
+    }
+}
+
+#[test]
+fn reader_errors_match_kpt() {
+    check_read_error("sep", &[("sep.yaml", b"a: 1\n--- x\nb: 2\n")], &|_| {});
+    check_read_error("malformed", &[("m.yaml", b"a: [1\n")], &|_| {});
+    check_read_error("scalar", &[("s.yaml", b"hello\n")], &|_| {});
+    check_read_error("meta-scalar", &[("s.yaml", b"apiVersion: v1\nkind: A\nmetadata: x\n")], &|_| {});
+    let link = |target: &'static str, name: &'static str| {
+        move |tmp: &Path| {
+            let pkg = fs::read_dir(tmp.join("pkg")).unwrap().next().unwrap().unwrap().path();
+            if target == "dir" {
+                fs::create_dir_all(pkg.join("realdir")).unwrap();
+                std::os::unix::fs::symlink(pkg.join("realdir"), pkg.join(name)).unwrap();
+            } else {
+                std::os::unix::fs::symlink(pkg.join(target), pkg.join(name)).unwrap();
+            }
+        }
+    };
+    check_read_error("broken-link", &[], &link("nowhere.yaml", "broken.yaml"));
+    check_read_error("dir-link", &[], &link("dir", "dir.yaml"));
 }
