@@ -565,20 +565,37 @@ fn edits_new_fields_generated_and_deleted_resources() {
     check_stdout_with("py-edit", pipeline, DEPLOYMENT, &write_script);
 }
 
-/// kpt's `Error: <message> ` line (the message may span lines).
+/// kpt's `Error: <message> ` line (the message may span lines), or its
+/// `error: failed to save resources: <message>` when writing failed.
 fn kpt_error(args: &[&str], cwd: &Path) -> String {
-    let out = Command::new("kpt").args(args).current_dir(cwd).output().unwrap();
+    let out = Command::new("kpt")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
     assert!(!out.status.success(), "kpt {args:?} should fail");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let start = stderr.find("Error: ").expect("an Error: line") + "Error: ".len();
-    stderr[start..].strip_suffix(" \n").unwrap_or(&stderr[start..]).to_string()
+    for marker in ["Error: ", "error: failed to save resources: "] {
+        if let Some(start) = stderr.find(marker) {
+            let msg = &stderr[start + marker.len()..];
+            let msg = msg.strip_suffix(" \n").or_else(|| msg.strip_suffix('\n'));
+            return msg.unwrap_or(&stderr[start + marker.len()..]).to_string();
+        }
+    }
+    panic!("no error message in {stderr:?}");
 }
 
 fn check_read_error(name: &str, files: Files, setup: &dyn Fn(&Path)) {
     let theirs = |pkg: &Path, cwd: &Path| kpt_error(&["fn", "render", pkg.to_str().unwrap()], cwd);
     let ours = |pkg: &Path| {
-        let abs = fs::canonicalize(pkg).unwrap().to_string_lossy().into_owned();
-        LocalPackageReader::kpt(pkg, &abs).read().unwrap_err().to_string()
+        let abs = fs::canonicalize(pkg)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        LocalPackageReader::kpt(pkg, &abs)
+            .read()
+            .unwrap_err()
+            .to_string()
     };
     if let Some((want, got, _)) = differential(name, "", files, setup, &theirs, &ours) {
         assert_eq!(want, got, "{name}");
@@ -590,10 +607,19 @@ fn reader_errors_match_kpt() {
     check_read_error("sep", &[("sep.yaml", b"a: 1\n--- x\nb: 2\n")], &|_| {});
     check_read_error("malformed", &[("m.yaml", b"a: [1\n")], &|_| {});
     check_read_error("scalar", &[("s.yaml", b"hello\n")], &|_| {});
-    check_read_error("meta-scalar", &[("s.yaml", b"apiVersion: v1\nkind: A\nmetadata: x\n")], &|_| {});
+    check_read_error(
+        "meta-scalar",
+        &[("s.yaml", b"apiVersion: v1\nkind: A\nmetadata: x\n")],
+        &|_| {},
+    );
     let link = |target: &'static str, name: &'static str| {
         move |tmp: &Path| {
-            let pkg = fs::read_dir(tmp.join("pkg")).unwrap().next().unwrap().unwrap().path();
+            let pkg = fs::read_dir(tmp.join("pkg"))
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path();
             if target == "dir" {
                 fs::create_dir_all(pkg.join("realdir")).unwrap();
                 std::os::unix::fs::symlink(pkg.join("realdir"), pkg.join(name)).unwrap();
@@ -604,4 +630,70 @@ fn reader_errors_match_kpt() {
     };
     check_read_error("broken-link", &[], &link("nowhere.yaml", "broken.yaml"));
     check_read_error("dir-link", &[], &link("dir", "dir.yaml"));
+}
+
+/// YAML in `.json` files is written as JSON through go-yaml's `Unmarshal`
+/// and Go's `encoding/json`.
+const JSON_FROM_YAML: Files = &[
+    (
+        "y.json",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: y\n  labels: &l {a: \"1\"}\nbase: &b\n  k: v\n  n: 2\nmerged:\n  <<: [*b, {k: w, z: 1}]\n  own: x\nalias: *b\nts: [2001-12-14t21:59:43.10+05:30, 2021-1-2, \"2021-01-01\", 2001-12-14 21:59:43.5]\nnums: [0x1F, 0o17, 1_000, 12345678901234567890, 1e3, -0.0, .5, 1.0e-7, 123456789.123456789]\ntagged: [!!float 1, !!str 2, !!int \"3\", !custom x, !!binary aGVsbG8=]\nnulls: [~, null, \"\"]\nbools: [true, yes, \"on\"]\nstr: \"tab\\tnl\\nquote\\\" <&> \\u2028\"\nempty: {}\nemptylist: []\nnested: {\"b\": {\"z\": 1, \"a\": [ {\"y\": 1, \"x\": 2} ]}}\n",
+    ),
+    ("two.json", b"{\"apiVersion\": \"v1\", \"kind\": \"T\", \"metadata\": {\"name\": \"t1\"}}\n---\n{\"apiVersion\": \"v1\", \"kind\": \"T\", \"metadata\": {\"name\": \"t2\"}}\n"),
+];
+
+#[test]
+fn json_written_from_yaml() {
+    check_in_place("json-yaml", "", JSON_FROM_YAML);
+}
+
+fn check_write_error(name: &str, files: Files) {
+    let theirs = |pkg: &Path, cwd: &Path| kpt_error(&["fn", "render", pkg.to_str().unwrap()], cwd);
+    let ours = |pkg: &Path| {
+        let mut nodes = hydrate(pkg);
+        adjust_rel_path(pkg, &mut nodes);
+        let options = WriterOptions {
+            package_path: pkg.to_string_lossy().into_owned(),
+            clear_annotations: vec![PACKAGE_PATH_ANNOTATION.to_string()],
+            ..WriterOptions::default()
+        };
+        pkgio::render_files(&nodes, &options)
+            .unwrap_err()
+            .to_string()
+    };
+    if let Some((want, got, _)) = differential(name, "", files, &|_| {}, &theirs, &ours) {
+        assert_eq!(want, got, "{name}");
+    }
+}
+
+#[test]
+fn json_errors_match_kpt() {
+    check_write_error(
+        "nan",
+        &[(
+            "n.json",
+            b"apiVersion: v1\nkind: A\nmetadata:\n  name: e\nx: .nan\n",
+        )],
+    );
+    check_write_error(
+        "inf",
+        &[(
+            "n.json",
+            b"apiVersion: v1\nkind: A\nmetadata:\n  name: e\nx: -.inf\n",
+        )],
+    );
+    check_write_error(
+        "intkeys",
+        &[(
+            "n.json",
+            b"apiVersion: v1\nkind: A\nmetadata:\n  name: e\nx: {1: a}\n",
+        )],
+    );
+    check_write_error(
+        "dupkeys",
+        &[(
+            "n.json",
+            b"apiVersion: v1\nkind: A\nmetadata:\n  name: e\nx: {a: 1, a: 2}\n",
+        )],
+    );
 }
