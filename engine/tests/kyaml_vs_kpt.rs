@@ -179,10 +179,7 @@ fn run_function(command: &str, pkg_abs: &str, mut nodes: Vec<Node>) -> Vec<Node>
     kp::copy_comments_and_sync_order(&nodes, &mut out).unwrap();
     kioutil::default_path_annotation(&kp::function_scope(None).unwrap(), &mut out).unwrap();
     for n in &mut out {
-        if kioutil::get_internal_annotations(n)
-            .get(PACKAGE_PATH_ANNOTATION)
-            .is_none()
-        {
+        if !kioutil::get_internal_annotations(n).contains_key(PACKAGE_PATH_ANNOTATION) {
             rnode::set_annotation(n, PACKAGE_PATH_ANNOTATION, pkg_abs).unwrap();
         }
     }

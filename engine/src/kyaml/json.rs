@@ -129,7 +129,7 @@ impl<'a> Unmarshaler<'a> {
 
     fn top_map(&mut self, n: &'a Node) -> Result<Option<GoValue>, String> {
         let mut map = BTreeMap::new();
-        let good = self.into_map(n, &mut map, "map[string]interface {}")?;
+        let good = self.decode_into_map(n, &mut map, "map[string]interface {}")?;
         Ok(good.then_some(GoValue::Map(map)))
     }
 
@@ -192,7 +192,7 @@ impl<'a> Unmarshaler<'a> {
     }
 
     /// `d.unmarshal(n, out)` with `out` an existing `map[string]interface{}`.
-    fn into_map(
+    fn decode_into_map(
         &mut self,
         n: &'a Node,
         map: &mut BTreeMap<Vec<u8>, GoValue>,
@@ -200,12 +200,12 @@ impl<'a> Unmarshaler<'a> {
     ) -> Result<bool, String> {
         match n.kind {
             Kind::Document => match n.content.first() {
-                Some(c) if n.content.len() == 1 => self.into_map(c, map, type_name),
+                Some(c) if n.content.len() == 1 => self.decode_into_map(c, map, type_name),
                 _ => Ok(false),
             },
             Kind::Alias => {
                 let target = self.enter_alias(n)?;
-                let v = self.into_map(target, map, type_name);
+                let v = self.decode_into_map(target, map, type_name);
                 self.leave_alias(n);
                 v
             }
@@ -352,7 +352,7 @@ impl<'a> Unmarshaler<'a> {
             _ => return Err(want_map()),
         };
         for source in sources {
-            self.into_map(source, map, "map[string]interface {}")?;
+            self.decode_into_map(source, map, "map[string]interface {}")?;
         }
         self.merged_fields = saved;
         Ok(())

@@ -361,7 +361,8 @@ pub fn field_clearer(node: &mut Node, name: &str, if_empty: bool) -> Result<Opti
     let rn = y_node_mut(node);
     let mut i = 0;
     while i + 1 < rn.content.len() {
-        if rn.content[i].value == name && !(if_empty && !rn.content[i + 1].content.is_empty()) {
+        let removable = !if_empty || rn.content[i + 1].content.is_empty();
+        if rn.content[i].value == name && removable {
             let removed = rn.content.remove(i + 1);
             rn.content.remove(i);
             return Ok(Some(removed));
