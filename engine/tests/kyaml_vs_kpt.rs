@@ -517,6 +517,23 @@ if mode == 'edit':
             spec['zzz'] = 'new field'
     items.append({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'gen', 'namespace': 'ns'}, 'data': {'k': 'v'}})
     items[:] = [r for r in items if r['metadata'].get('name') != 'deleted']
+if mode == 'prepend':
+    def prepend(lst, item):
+        lst.insert(0, item)
+    for r in items:
+        md = r.get('metadata', {})
+        if 'finalizers' in md:
+            prepend(md['finalizers'], 'f0')
+        spec = r.get('spec', {}).get('template', {}).get('spec')
+        if r.get('kind') == 'Thing':
+            prepend(r['spec']['items'], {'name': 'zero'})
+        if not spec:
+            continue
+        for c in spec['containers']:
+            prepend(c.setdefault('env', []), {'name': 'FIRST', 'value': 'x'})
+            prepend(c.setdefault('ports', []), {'containerPort': 8080, 'protocol': 'UDP'})
+        prepend(spec['containers'], {'name': 'sidecar', 'image': 'envoy'})
+        prepend(spec['volumes'], {'name': 'new', 'emptyDir': {}})
 yaml.safe_dump(rl, sys.stdout, sort_keys=True)
 "#;
 
@@ -553,6 +570,15 @@ fn comments_and_order_restored_after_python_roundtrip() {
     check_in_place_with("py-sort", pipeline, DEPLOYMENT, &write_script);
     check_in_place_with("py-sort", pipeline, COMMENTS, &write_script);
     check_stdout_with("py-sort", pipeline, DEPLOYMENT, &write_script);
+}
+
+/// Items prepended to merge-keyed lists (containers by name, ports by
+/// containerPort+protocol, env, volumes, finalizers) shift positions, so
+/// only kyaml's associative walk finds the commented originals.
+#[test]
+fn merge_keyed_lists_after_prepending() {
+    let pipeline = "pipeline:\n  mutators:\n  - exec: \"{TMP}/fn.py prepend\"\n";
+    check_in_place_with("py-prepend", pipeline, DEPLOYMENT, &write_script);
 }
 
 #[test]
