@@ -4,7 +4,10 @@
 //!
 //! `cargo test --release -p krmgraph-engine --test yaml_emit_throughput -- --ignored --nocapture`
 //!
-//! The criterion bench lives in `benches/`; this is a quick check only.
+//! `in_cache_only` encodes a few documents over and over (`DOCS`, default
+//! 100 of each kind; `ITERS`): the emitter's CPU cost without the cache
+//! misses of walking a 10 MB tree. The criterion bench lives in `benches/`;
+//! these are quick checks only.
 
 use std::time::Instant;
 
@@ -253,5 +256,38 @@ fn measure(docs: &[Node], iters: usize, reserve: bool) {
         docs.len(),
         best * 1e3,
         mb / best
+    );
+}
+
+#[test]
+#[ignore]
+fn in_cache_only() {
+    let mut docs = Vec::new();
+    let n_docs: usize = std::env::var("DOCS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    for i in 0..n_docs {
+        docs.push(deployment(i));
+        docs.push(service(i));
+        docs.push(config_map(i));
+    }
+    let n: usize = std::env::var("ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    let mut size = 0;
+    let mut t = f64::MAX;
+    for _ in 0..50 {
+        let start = Instant::now();
+        for _ in 0..n / 50 {
+            size = encode(&docs, 0).len();
+        }
+        t = t.min(start.elapsed().as_secs_f64() / (n / 50) as f64);
+    }
+    eprintln!(
+        "in-cache: {size} bytes in {:.3} ms: {:.0} MiB/s",
+        t * 1e3,
+        size as f64 / 1048576.0 / t
     );
 }
