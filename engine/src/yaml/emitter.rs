@@ -510,8 +510,13 @@ impl Emitter {
                 self.indent += 2;
             } else {
                 // Everything else aligns to the chosen indentation.
-                self.indent =
-                    self.best_indent * ((self.indent + self.best_indent) / self.best_indent);
+                // (indent >= 0 here; for the usual indent of 2 the division
+                // is a mask.)
+                self.indent = if self.best_indent == 2 {
+                    (self.indent + 2) & !1
+                } else {
+                    self.best_indent * ((self.indent + self.best_indent) / self.best_indent)
+                };
                 if compact_seq {
                     self.indent -= 2;
                 }
