@@ -79,10 +79,13 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     while let Some(d) = stack.pop() {
         for e in fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
-            if p.is_dir() {
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            if p.is_symlink() {
+                let target = fs::read_link(&p).unwrap();
+                out.insert(rel, format!("-> {}", target.display()).into_bytes());
+            } else if p.is_dir() {
                 stack.push(p);
             } else {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
                 out.insert(rel, fs::read(&p).unwrap());
             }
         }
@@ -111,25 +114,29 @@ fn subpackages(pkg: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// kpt's hydration without functions: subpackage outputs first, then the
-/// package's own resources (each pipeline applied by `run`).
-fn hydrate(pkg: &Path, run: &dyn Fn(&str, Vec<Node>) -> Vec<Node>) -> Vec<Node> {
+/// kpt's hydration: subpackage outputs first, then the package's own
+/// resources, through the package's `exec:` function if it has one.
+fn hydrate(pkg: &Path) -> Vec<Node> {
     let mut input = Vec::new();
     for sub in subpackages(pkg) {
-        input.extend(hydrate(&sub, run));
+        input.extend(hydrate(&sub));
     }
     let abs = fs::canonicalize(pkg)
         .unwrap()
         .to_string_lossy()
         .into_owned();
     input.extend(LocalPackageReader::kpt(pkg, &abs).read().unwrap());
-    let has_pipeline = fs::read_to_string(pkg.join("Kptfile"))
-        .unwrap()
-        .contains("exec: cat");
-    if has_pipeline {
-        run(&abs, input)
-    } else {
-        input
+    let kptfile = fs::read_to_string(pkg.join("Kptfile")).unwrap();
+    match kptfile.split_once("- exec: ") {
+        Some((_, rest)) => {
+            let line = rest.lines().next().unwrap();
+            let command = line
+                .strip_prefix('"')
+                .and_then(|l| l.strip_suffix('"'))
+                .unwrap_or(line);
+            run_function(command, &abs, input)
+        }
+        None => input,
     }
 }
 
@@ -152,52 +159,106 @@ fn adjust_rel_path(root: &Path, nodes: &mut [Node]) {
     }
 }
 
-/// One identity function call (`exec: cat`) with the bookkeeping of
-/// kio.Pipeline and FunctionFilter around it.
-fn run_identity(pkg_abs: &str, mut nodes: Vec<Node>) -> Vec<Node> {
+/// One function call (`exec: <command>`, run through `sh -c`) with the
+/// bookkeeping of kio.Pipeline and FunctionFilter around it.
+fn run_function(command: &str, pkg_abs: &str, mut nodes: Vec<Node>) -> Vec<Node> {
+    use std::io::Write;
     let snapshot = kp::preprocess_for_internal_annotation_migration(&mut nodes).unwrap();
     kp::set_ids(&mut nodes).unwrap();
     let stdin = kp::function_input(&nodes, None).unwrap();
-    let mut out = kp::read_function_output(&stdin).unwrap().nodes;
+    let mut child = Command::new("sh")
+        .args(["-c", command])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&stdin).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "function {command} failed");
+    let mut out = kp::read_function_output(&output.stdout).unwrap().nodes;
     kp::copy_comments_and_sync_order(&nodes, &mut out).unwrap();
     kioutil::default_path_annotation(&kp::function_scope(None).unwrap(), &mut out).unwrap();
     for n in &mut out {
-        if kioutil::get_internal_annotations(n)
-            .get(PACKAGE_PATH_ANNOTATION)
-            .is_none()
-        {
+        if !kioutil::get_internal_annotations(n).contains_key(PACKAGE_PATH_ANNOTATION) {
             rnode::set_annotation(n, PACKAGE_PATH_ANNOTATION, pkg_abs).unwrap();
         }
     }
-    assert_eq!(
-        kp::finish_filter(&mut out, &snapshot).unwrap(),
-        kp::FilterOutcome::Reconciled
-    );
+    if kp::finish_filter(&mut out, &snapshot).unwrap() == kp::FilterOutcome::Empty {
+        return Vec::new();
+    }
     out
 }
 
-/// In place: kpt's rewrite of every file equals ours.
-fn check_in_place(name: &str, pipeline: &str, files: Files) {
+/// Builds the package at `<tmp>/pkg/<name>`, lets kpt render it, keeps
+/// what it wrote, then rebuilds the package at the same place (so absolute
+/// paths in annotations agree) and lets `ours` produce its version.
+fn differential<T>(
+    name: &str,
+    pipeline: &str,
+    files: Files,
+    setup: &dyn Fn(&Path),
+    theirs: &dyn Fn(&Path, &Path) -> T,
+    ours: &dyn Fn(&Path) -> T,
+) -> Option<(T, T, BTreeMap<String, Vec<u8>>)> {
     if !have_kpt() {
-        return;
+        return None;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let theirs = build(&tmp.path().join("kpt"), name, pipeline, files);
-    let ours = build(&tmp.path().join("ours"), name, pipeline, files);
-    kpt(
-        &["fn", "render", "--allow-exec", theirs.to_str().unwrap()],
-        tmp.path(),
-    );
-    let mut nodes = hydrate(&ours, &run_identity);
-    adjust_rel_path(&ours, &mut nodes);
-    let options = WriterOptions {
-        package_path: ours.to_string_lossy().into_owned(),
-        clear_annotations: vec![PACKAGE_PATH_ANNOTATION.to_string()],
-        ..WriterOptions::default()
+    let place = tmp.path().join("pkg");
+    let pipeline = pipeline.replace("{TMP}", &tmp.path().to_string_lossy());
+    let pkg = build(&place, name, &pipeline, files);
+    setup(tmp.path());
+    let want = theirs(&pkg, tmp.path());
+    let side = tree(tmp.path());
+    for k in side.keys().filter(|k| k.starts_with("dump")) {
+        fs::remove_file(tmp.path().join(k)).unwrap();
+    }
+    fs::remove_dir_all(&place).unwrap();
+    let pkg = build(&place, name, &pipeline, files);
+    setup(tmp.path());
+    let got = ours(&pkg);
+    let side_ours = tree(tmp.path());
+    let extra: BTreeMap<String, Vec<u8>> = side
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("dump"))
+        .map(|(k, v)| {
+            let mine = side_ours.get(&k).cloned().unwrap_or_default();
+            assert_eq!(
+                String::from_utf8_lossy(&v),
+                String::from_utf8_lossy(&mine),
+                "{name}: function input {k}"
+            );
+            (k, v)
+        })
+        .collect();
+    Some((want, got, extra))
+}
+
+/// In place: kpt's rewrite of every file equals ours.
+fn check_in_place_with(name: &str, pipeline: &str, files: Files, setup: &dyn Fn(&Path)) {
+    let theirs = |pkg: &Path, cwd: &Path| {
+        kpt(
+            &["fn", "render", "--allow-exec", pkg.to_str().unwrap()],
+            cwd,
+        );
+        tree(pkg)
     };
-    let rendered = pkgio::render_files(&nodes, &options).unwrap();
-    pkgio::write_files(&ours, &rendered).unwrap();
-    let (want, got) = (tree(&theirs), tree(&ours));
+    let ours = |pkg: &Path| {
+        let mut nodes = hydrate(pkg);
+        adjust_rel_path(pkg, &mut nodes);
+        let options = WriterOptions {
+            package_path: pkg.to_string_lossy().into_owned(),
+            clear_annotations: vec![PACKAGE_PATH_ANNOTATION.to_string()],
+            ..WriterOptions::default()
+        };
+        let rendered = pkgio::render_files(&nodes, &options).unwrap();
+        pkgio::write_files(pkg, &rendered).unwrap();
+        tree(pkg)
+    };
+    let Some((want, got, _)) = differential(name, pipeline, files, setup, &theirs, &ours) else {
+        return;
+    };
+    let got: BTreeMap<String, Vec<u8>> = got;
     assert_eq!(
         want.keys().collect::<Vec<_>>(),
         got.keys().collect::<Vec<_>>(),
@@ -212,32 +273,41 @@ fn check_in_place(name: &str, pipeline: &str, files: Files) {
     }
 }
 
+fn check_in_place(name: &str, pipeline: &str, files: Files) {
+    check_in_place_with(name, pipeline, files, &|_| {});
+}
+
 /// `-o stdout`: kpt's ResourceList equals ours.
-fn check_stdout(name: &str, pipeline: &str, files: Files) {
-    if !have_kpt() {
-        return;
+fn check_stdout_with(name: &str, pipeline: &str, files: Files, setup: &dyn Fn(&Path)) {
+    let theirs = |pkg: &Path, cwd: &Path| {
+        kpt(
+            &[
+                "fn",
+                "render",
+                "--allow-exec",
+                pkg.to_str().unwrap(),
+                "-o",
+                "stdout",
+            ],
+            cwd,
+        )
+    };
+    let ours = |pkg: &Path| {
+        let mut nodes = hydrate(pkg);
+        adjust_rel_path(pkg, &mut nodes);
+        ByteWriter::resource_list(None).write(&nodes).unwrap()
+    };
+    if let Some((want, got, _)) = differential(name, pipeline, files, setup, &theirs, &ours) {
+        assert_eq!(
+            String::from_utf8_lossy(&want),
+            String::from_utf8_lossy(&got),
+            "{name}"
+        );
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let pkg = build(tmp.path(), name, pipeline, files);
-    let want = kpt(
-        &[
-            "fn",
-            "render",
-            "--allow-exec",
-            pkg.to_str().unwrap(),
-            "-o",
-            "stdout",
-        ],
-        tmp.path(),
-    );
-    let mut nodes = hydrate(&pkg, &run_identity);
-    adjust_rel_path(&pkg, &mut nodes);
-    let got = ByteWriter::resource_list(None).write(&nodes).unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&want),
-        String::from_utf8_lossy(&got),
-        "{name}"
-    );
+}
+
+fn check_stdout(name: &str, pipeline: &str, files: Files) {
+    check_stdout_with(name, pipeline, files, &|_| {});
 }
 
 const IDENTITY: &str = "pipeline:\n  mutators:\n  - exec: cat\n";
@@ -425,4 +495,228 @@ fn subpackages_in_hydration_order() {
     check_in_place("subpkgs", "", SUBPACKAGES);
     check_stdout("subpkgs", "", SUBPACKAGES);
     check_stdout("subpkgs", IDENTITY, SUBPACKAGES);
+}
+
+/// A Python function (PyYAML): reloads the ResourceList, so comments,
+/// quoting and key order are lost, then applies `mode`; writes keys sorted.
+const PY_FUNCTION: &str = r#"#!/usr/bin/env python3
+import sys, yaml
+mode = sys.argv[1]
+rl = yaml.safe_load(sys.stdin)
+items = rl['items']
+if mode == 'edit':
+    for r in items:
+        md = r.setdefault('metadata', {})
+        md.setdefault('labels', {})['added'] = 'yes'
+        if r.get('kind') == 'Deployment':
+            spec = r['spec']['template']['spec']
+            cs = spec['containers']
+            cs[0]['env'] = [e for e in cs[0].get('env', []) if e['name'] != 'B']
+            cs.reverse()
+            cs.append({'name': 'added', 'image': 'busybox'})
+            spec['zzz'] = 'new field'
+    items.append({'apiVersion': 'v1', 'kind': 'ConfigMap', 'metadata': {'name': 'gen', 'namespace': 'ns'}, 'data': {'k': 'v'}})
+    items[:] = [r for r in items if r['metadata'].get('name') != 'deleted']
+if mode == 'prepend':
+    def prepend(lst, item):
+        lst.insert(0, item)
+    for r in items:
+        md = r.get('metadata', {})
+        if 'finalizers' in md:
+            prepend(md['finalizers'], 'f0')
+        spec = r.get('spec', {}).get('template', {}).get('spec')
+        if r.get('kind') == 'Thing':
+            prepend(r['spec']['items'], {'name': 'zero'})
+        if not spec:
+            continue
+        for c in spec['containers']:
+            prepend(c.setdefault('env', []), {'name': 'FIRST', 'value': 'x'})
+            prepend(c.setdefault('ports', []), {'containerPort': 8080, 'protocol': 'UDP'})
+        prepend(spec['containers'], {'name': 'sidecar', 'image': 'envoy'})
+        prepend(spec['volumes'], {'name': 'new', 'emptyDir': {}})
+yaml.safe_dump(rl, sys.stdout, sort_keys=True)
+"#;
+
+fn write_script(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("fn.py");
+    fs::write(&p, PY_FUNCTION).unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+const DEPLOYMENT: Files = &[
+    (
+        "deploy.yaml",
+        b"# Deployment head\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web # the name\n  labels:\n    app: web\nspec:\n  replicas: 3 # three\n  template:\n    spec:\n      # containers head\n      containers:\n      # first container\n      - name: a # container a\n        image: nginx:1.2 # pinned\n        env:\n        - name: A # env A\n          value: \"1\"\n        - name: B # env B\n          value: \"2\"\n        - name: C\n          value: >\n            folded\n            value\n        ports:\n        - containerPort: 80 # http\n          protocol: TCP\n        - containerPort: 443\n      # second container\n      - name: b # container b\n        image: redis # cache\n        args:\n        - --x # flag x\n        - --y\n      volumes:\n      - name: v # volume\n        emptyDir: {}\n",
+    ),
+    (
+        "cm.yaml",
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm # cm name\n  finalizers:\n  - f1 # first\n  - f2\ndata:\n  z: last # z\n  a: first # a\n  list:\n  - x # x\n  - y\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deleted\n",
+    ),
+    ("crd.yaml", b"apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: t # thing\nspec:\n  items:\n  - name: one # one\n    v: 1\n  - name: two # two\n"),
+];
+
+#[test]
+fn function_input_matches_kpt() {
+    let pipeline = "pipeline:\n  mutators:\n  - exec: \"sh -c 'tee {TMP}/dump-1.yaml'\"\n";
+    check_in_place("dump", pipeline, DEPLOYMENT);
+    check_in_place("dump", pipeline, COMMENTS);
+    check_in_place("dump", pipeline, ANNOTATIONS);
+}
+
+#[test]
+fn comments_and_order_restored_after_python_roundtrip() {
+    let pipeline = "pipeline:\n  mutators:\n  - exec: \"{TMP}/fn.py sort\"\n";
+    check_in_place_with("py-sort", pipeline, DEPLOYMENT, &write_script);
+    check_in_place_with("py-sort", pipeline, COMMENTS, &write_script);
+    check_stdout_with("py-sort", pipeline, DEPLOYMENT, &write_script);
+}
+
+/// Items prepended to merge-keyed lists (containers by name, ports by
+/// containerPort+protocol, env, volumes, finalizers) shift positions, so
+/// only kyaml's associative walk finds the commented originals.
+#[test]
+fn merge_keyed_lists_after_prepending() {
+    let pipeline = "pipeline:\n  mutators:\n  - exec: \"{TMP}/fn.py prepend\"\n";
+    check_in_place_with("py-prepend", pipeline, DEPLOYMENT, &write_script);
+}
+
+#[test]
+fn edits_new_fields_generated_and_deleted_resources() {
+    let pipeline = "pipeline:\n  mutators:\n  - exec: \"{TMP}/fn.py edit\"\n";
+    check_in_place_with("py-edit", pipeline, DEPLOYMENT, &write_script);
+    check_stdout_with("py-edit", pipeline, DEPLOYMENT, &write_script);
+}
+
+/// kpt's `Error: <message> ` line (the message may span lines), or its
+/// `error: failed to save resources: <message>` when writing failed.
+fn kpt_error(args: &[&str], cwd: &Path) -> String {
+    let out = Command::new("kpt")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "kpt {args:?} should fail");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    for marker in ["Error: ", "error: failed to save resources: "] {
+        if let Some(start) = stderr.find(marker) {
+            let msg = &stderr[start + marker.len()..];
+            let msg = msg.strip_suffix(" \n").or_else(|| msg.strip_suffix('\n'));
+            return msg.unwrap_or(&stderr[start + marker.len()..]).to_string();
+        }
+    }
+    panic!("no error message in {stderr:?}");
+}
+
+fn check_read_error(name: &str, files: Files, setup: &dyn Fn(&Path)) {
+    let theirs = |pkg: &Path, cwd: &Path| kpt_error(&["fn", "render", pkg.to_str().unwrap()], cwd);
+    let ours = |pkg: &Path| {
+        let abs = fs::canonicalize(pkg)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        LocalPackageReader::kpt(pkg, &abs)
+            .read()
+            .unwrap_err()
+            .to_string()
+    };
+    if let Some((want, got, _)) = differential(name, "", files, setup, &theirs, &ours) {
+        assert_eq!(want, got, "{name}");
+    }
+}
+
+#[test]
+fn reader_errors_match_kpt() {
+    check_read_error("sep", &[("sep.yaml", b"a: 1\n--- x\nb: 2\n")], &|_| {});
+    check_read_error("malformed", &[("m.yaml", b"a: [1\n")], &|_| {});
+    check_read_error("scalar", &[("s.yaml", b"hello\n")], &|_| {});
+    check_read_error(
+        "meta-scalar",
+        &[("s.yaml", b"apiVersion: v1\nkind: A\nmetadata: x\n")],
+        &|_| {},
+    );
+    let link = |target: &'static str, name: &'static str| {
+        move |tmp: &Path| {
+            let pkg = fs::read_dir(tmp.join("pkg"))
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path();
+            if target == "dir" {
+                fs::create_dir_all(pkg.join("realdir")).unwrap();
+                std::os::unix::fs::symlink(pkg.join("realdir"), pkg.join(name)).unwrap();
+            } else {
+                std::os::unix::fs::symlink(pkg.join(target), pkg.join(name)).unwrap();
+            }
+        }
+    };
+    check_read_error("broken-link", &[], &link("nowhere.yaml", "broken.yaml"));
+    check_read_error("dir-link", &[], &link("dir", "dir.yaml"));
+}
+
+/// YAML in `.json` files is written as JSON through go-yaml's `Unmarshal`
+/// and Go's `encoding/json`.
+const JSON_FROM_YAML: Files = &[
+    (
+        "y.json",
+        b"apiVersion: v1\nkind: A\nmetadata:\n  name: y\n  labels: &l {a: \"1\"}\nbase: &b\n  k: v\n  n: 2\nmerged:\n  <<: [*b, {k: w, z: 1}]\n  own: x\nalias: *b\nts: [2001-12-14t21:59:43.10+05:30, 2021-1-2, \"2021-01-01\", 2001-12-14 21:59:43.5]\nnums: [0x1F, 0o17, 1_000, 12345678901234567890, 1e3, -0.0, .5, 1.0e-7, 123456789.123456789]\ntagged: [!!float 1, !!str 2, !!int \"3\", !custom x, !!binary aGVsbG8=]\nnulls: [~, null, \"\"]\nbools: [true, yes, \"on\"]\nstr: \"tab\\tnl\\nquote\\\" <&> \\u2028\"\nempty: {}\nemptylist: []\nnested: {\"b\": {\"z\": 1, \"a\": [ {\"y\": 1, \"x\": 2} ]}}\n",
+    ),
+    ("two.json", b"{\"apiVersion\": \"v1\", \"kind\": \"T\", \"metadata\": {\"name\": \"t1\"}}\n---\n{\"apiVersion\": \"v1\", \"kind\": \"T\", \"metadata\": {\"name\": \"t2\"}}\n"),
+];
+
+#[test]
+fn json_written_from_yaml() {
+    check_in_place("json-yaml", "", JSON_FROM_YAML);
+}
+
+fn check_write_error(name: &str, files: Files) {
+    let theirs = |pkg: &Path, cwd: &Path| kpt_error(&["fn", "render", pkg.to_str().unwrap()], cwd);
+    let ours = |pkg: &Path| {
+        let mut nodes = hydrate(pkg);
+        adjust_rel_path(pkg, &mut nodes);
+        let options = WriterOptions {
+            package_path: pkg.to_string_lossy().into_owned(),
+            clear_annotations: vec![PACKAGE_PATH_ANNOTATION.to_string()],
+            ..WriterOptions::default()
+        };
+        pkgio::render_files(&nodes, &options)
+            .unwrap_err()
+            .to_string()
+    };
+    if let Some((want, got, _)) = differential(name, "", files, &|_| {}, &theirs, &ours) {
+        assert_eq!(want, got, "{name}");
+    }
+}
+
+#[test]
+fn json_errors_match_kpt() {
+    check_write_error(
+        "nan",
+        &[(
+            "n.json",
+            b"apiVersion: v1\nkind: A\nmetadata:\n  name: e\nx: .nan\n",
+        )],
+    );
+    check_write_error(
+        "inf",
+        &[(
+            "n.json",
+            b"apiVersion: v1\nkind: A\nmetadata:\n  name: e\nx: -.inf\n",
+        )],
+    );
+    check_write_error(
+        "intkeys",
+        &[(
+            "n.json",
+            b"apiVersion: v1\nkind: A\nmetadata:\n  name: e\nx: {1: a}\n",
+        )],
+    );
+    check_write_error(
+        "dupkeys",
+        &[(
+            "n.json",
+            b"apiVersion: v1\nkind: A\nmetadata:\n  name: e\nx: {a: 1, a: 2}\n",
+        )],
+    );
 }

@@ -405,6 +405,138 @@ mod tests {
         assert_eq!(err.to_string(), "invalid document separator: ---x");
     }
 
+    fn emit_all(nodes: &[Node]) -> String {
+        nodes
+            .iter()
+            .map(crate::kyaml::rnode::tests::emit)
+            .collect::<Vec<_>>()
+            .join("---\n")
+    }
+
+    #[test]
+    fn reader_annotates_skips_and_wraps() {
+        let mut reader = ByteReader {
+            preserve_seq_indent: true,
+            wrap_bare_seq_node: true,
+            set_annotations: [("z.example/last".to_string(), "v".to_string())].into(),
+            ..ByteReader::default()
+        };
+        let input = b"# only a comment\n---\na: 1\nl:\n  - x\n---\n---\n~\n---\n- s\n";
+        let out = reader.read(input).unwrap();
+        assert_eq!(
+            emit_all(&out.nodes),
+            "a: 1\nl:\n- x\nmetadata:\n  annotations:\n    config.kubernetes.io/index: '0'\n    internal.config.kubernetes.io/index: '0'\n    internal.config.kubernetes.io/seqindent: 'wide'\n    z.example/last: 'v'\n---\nbareSeqNodeWrappingKey:\n- s\nmetadata:\n  annotations:\n    config.kubernetes.io/index: '1'\n    internal.config.kubernetes.io/index: '1'\n    internal.config.kubernetes.io/seqindent: 'compact'\n    z.example/last: 'v'\n"
+        );
+        let err = ByteReader {
+            preserve_seq_indent: true,
+            omit_reader_annotations: true,
+            ..ByteReader::default()
+        }
+        .read(b"a: 1\n")
+        .unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("\"PreserveSeqIndent\" option adds a reader annotation"));
+    }
+
+    #[test]
+    fn reader_unwraps_a_single_resource_list() {
+        let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- kind: A\n- kind: B\nfunctionConfig:\n  kind: C\nresults:\n- message: m\n";
+        let out = ByteReader::default().read(list.as_bytes()).unwrap();
+        assert_eq!(out.wrapping_kind, "ResourceList");
+        assert_eq!(out.wrapping_api_version, "config.kubernetes.io/v1");
+        assert_eq!(emit_all(&out.nodes), "kind: A\n---\nkind: B\n");
+        assert!(out.function_config.is_some() && out.results.is_some());
+        let two = format!("{list}---\nkind: D\n");
+        assert_eq!(
+            ByteReader::default()
+                .read(two.as_bytes())
+                .unwrap()
+                .nodes
+                .len(),
+            2
+        );
+        let kept = ByteReader {
+            disable_unwrapping: true,
+            ..ByteReader::default()
+        };
+        assert_eq!(kept.clone().read(list.as_bytes()).unwrap().nodes.len(), 1);
+        let list_kind = "kind: List\nitems: [{kind: A}]\n";
+        assert_eq!(
+            ByteReader::default()
+                .read(list_kind.as_bytes())
+                .unwrap()
+                .wrapping_kind,
+            "List"
+        );
+    }
+
+    #[test]
+    fn writer_clears_reader_annotations_and_keeps_each_documents_indent() {
+        let input = b"a:\n  - x\n---\nb:\n- y\n---\nmetadata:\n  annotations:\n    internal.config.kubernetes.io/package-path: /p\n";
+        let mut reader = ByteReader {
+            preserve_seq_indent: true,
+            ..ByteReader::default()
+        };
+        let nodes = reader.read(input).unwrap().nodes;
+        let writer = ByteWriter {
+            clear_annotations: vec!["internal.config.kubernetes.io/package-path".into()],
+            ..ByteWriter::default()
+        };
+        assert_eq!(
+            String::from_utf8(writer.write(&nodes).unwrap()).unwrap(),
+            "a:\n  - x\n---\nb:\n- y\n---\n{}\n"
+        );
+        assert_eq!(ByteWriter::default().write(&[]).unwrap(), b"");
+    }
+
+    #[test]
+    fn writer_wraps_in_a_resource_list() {
+        let nodes = ByteReader {
+            omit_reader_annotations: true,
+            ..ByteReader::default()
+        }
+        .read(b"kind: A\nl:\n  - x\n")
+        .unwrap()
+        .nodes;
+        let config = crate::kyaml::rnode::tests::parse("kind: ConfigMap\ndata: {a: b}\n");
+        let out = ByteWriter::resource_list(Some(config))
+            .write(&nodes)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- kind: A\n  l:\n  - x\nfunctionConfig:\n  kind: ConfigMap\n  data: {a: b}\n"
+        );
+        let empty = ByteWriter::resource_list(None).write(&[]).unwrap();
+        assert_eq!(
+            String::from_utf8(empty).unwrap(),
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+        );
+    }
+
+    #[test]
+    fn writer_writes_a_lone_json_resource_as_json() {
+        let nodes = ByteReader::default()
+            .read(b"{\"kind\": \"A\", \"metadata\": {\"name\": \"x\", \"annotations\": {\"config.kubernetes.io/path\": \"a.json\"}}, \"b\": [1, 2.5]}\n")
+            .unwrap()
+            .nodes;
+        let writer = ByteWriter {
+            clear_annotations: vec![
+                "config.kubernetes.io/path".into(),
+                "internal.config.kubernetes.io/path".into(),
+            ],
+            ..ByteWriter::default()
+        };
+        assert_eq!(
+            String::from_utf8(writer.write(&nodes).unwrap()).unwrap(),
+            "{\n  \"b\": [\n    1,\n    2.5\n  ],\n  \"kind\": \"A\",\n  \"metadata\": {\n    \"name\": \"x\"\n  }\n}\n"
+        );
+        let two = [nodes[0].clone(), nodes[0].clone()];
+        assert!(String::from_utf8(writer.write(&two).unwrap())
+            .unwrap()
+            .starts_with("{\"kind\": \"A\""));
+    }
+
     #[test]
     fn crlf_becomes_lf() {
         assert_eq!(replace_crlf(b"a\r\nb\r\r\n\r"), b"a\nb\r\n\r".to_vec());

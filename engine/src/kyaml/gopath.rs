@@ -141,7 +141,7 @@ pub fn matches(pattern: &str, name: &str) -> Result<bool, BadPattern> {
             let mut i = 0;
             while i < name.len() && name[i] != b'/' {
                 if let Some(t) = match_chunk(chunk, &name[i + 1..])? {
-                    if !(pattern.is_empty() && !t.is_empty()) {
+                    if !pattern.is_empty() || t.is_empty() {
                         name = t;
                         continue 'pattern;
                     }

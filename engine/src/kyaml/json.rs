@@ -14,11 +14,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::rnode::{self, is_yaml_style_float};
+use super::rnode;
 use super::{yamlio, KyamlError, Result};
 use crate::yaml::node::tag;
 use crate::yaml::resolve::{resolve_plain, Resolved};
-use crate::yaml::{Kind, Node, Style};
+use crate::yaml::{Kind, Node};
 
 /// The JSON kyaml writes for `node` (with its trailing newline).
 pub fn encode_resource(node: &Node) -> Result<Vec<u8>> {
@@ -87,7 +87,8 @@ fn unmarshal(doc: Option<&Node>, want_seq: bool) -> Result<GoValue, String> {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum GoKey {
     Str(Vec<u8>),
-    Other(String, String),
+    /// A non-string key, by its debug form (never equal to a string key).
+    Other(String),
 }
 
 struct Unmarshaler<'a> {
@@ -128,7 +129,7 @@ impl<'a> Unmarshaler<'a> {
 
     fn top_map(&mut self, n: &'a Node) -> Result<Option<GoValue>, String> {
         let mut map = BTreeMap::new();
-        let good = self.into_map(n, &mut map, "map[string]interface {}", false)?;
+        let good = self.decode_into_map(n, &mut map, "map[string]interface {}")?;
         Ok(good.then_some(GoValue::Map(map)))
     }
 
@@ -170,7 +171,7 @@ impl<'a> Unmarshaler<'a> {
                 }
                 if self.is_string_map(n) {
                     let mut map = BTreeMap::new();
-                    self.fill_map(n, &mut map, false)?;
+                    self.fill_map(n, &mut map)?;
                     Ok(Some(GoValue::Map(map)))
                 } else {
                     self.fill_any_map(n)?;
@@ -191,21 +192,20 @@ impl<'a> Unmarshaler<'a> {
     }
 
     /// `d.unmarshal(n, out)` with `out` an existing `map[string]interface{}`.
-    fn into_map(
+    fn decode_into_map(
         &mut self,
         n: &'a Node,
         map: &mut BTreeMap<Vec<u8>, GoValue>,
         type_name: &str,
-        merging: bool,
     ) -> Result<bool, String> {
         match n.kind {
             Kind::Document => match n.content.first() {
-                Some(c) if n.content.len() == 1 => self.into_map(c, map, type_name, merging),
+                Some(c) if n.content.len() == 1 => self.decode_into_map(c, map, type_name),
                 _ => Ok(false),
             },
             Kind::Alias => {
                 let target = self.enter_alias(n)?;
-                let v = self.into_map(target, map, type_name, merging);
+                let v = self.decode_into_map(target, map, type_name);
                 self.leave_alias(n);
                 v
             }
@@ -213,7 +213,7 @@ impl<'a> Unmarshaler<'a> {
                 if !self.unique_keys(n) {
                     return Ok(false);
                 }
-                self.fill_map(n, map, merging)?;
+                self.fill_map(n, map)?;
                 Ok(true)
             }
             Kind::Scalar if self.scalar(n)?.is_none() => Ok(true),
@@ -248,10 +248,8 @@ impl<'a> Unmarshaler<'a> {
         &mut self,
         n: &'a Node,
         map: &mut BTreeMap<Vec<u8>, GoValue>,
-        _merging: bool,
     ) -> Result<(), String> {
-        let merged_fields = self.merged_fields.take();
-        let mut merged = merged_fields;
+        let mut merged = self.merged_fields.take();
         let mut merge_node = None;
         for kv in n.content.chunks_exact(2) {
             if is_merge(&kv[0]) {
@@ -354,7 +352,7 @@ impl<'a> Unmarshaler<'a> {
             _ => return Err(want_map()),
         };
         for source in sources {
-            self.into_map(source, map, "map[string]interface {}", true)?;
+            self.decode_into_map(source, map, "map[string]interface {}")?;
         }
         self.merged_fields = saved;
         Ok(())
@@ -364,10 +362,7 @@ impl<'a> Unmarshaler<'a> {
     fn iface_key(&mut self, n: &'a Node) -> Result<Option<GoKey>, String> {
         Ok(self.iface(n)?.map(|v| match v {
             GoValue::Str(s) => GoKey::Str(s),
-            other => GoKey::Other(
-                format!("{:?}", std::mem::discriminant(&other)),
-                format!("{other:?}"),
-            ),
+            other => GoKey::Other(format!("{other:?}")),
         }))
     }
 
@@ -892,17 +887,6 @@ fn format_float(f: f64) -> Result<String, String> {
 /// Go's `%#v` of a string (for duplicate-key errors).
 fn go_quote(s: &str) -> String {
     format!("{s:?}")
-}
-
-/// Whether go-yaml's float regexp matches (re-exported for tests).
-#[allow(dead_code)]
-fn looks_like_float(s: &str) -> bool {
-    is_yaml_style_float(s)
-}
-
-#[allow(dead_code)]
-fn style_is_plain(n: &Node) -> bool {
-    n.style == Style::NONE
 }
 
 #[cfg(test)]

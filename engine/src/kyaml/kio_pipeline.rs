@@ -273,3 +273,170 @@ pub fn function_scope(function_config: Option<&Node>) -> Result<String> {
     }
     Ok(dir)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kyaml::rnode::tests::{emit, parse};
+
+    fn resource(annotations: &str) -> Node {
+        parse(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\n  annotations:\n{annotations}"
+        ))
+    }
+
+    fn annotations(node: &Node) -> Vec<(String, String)> {
+        rnode::get_meta(node)
+            .unwrap()
+            .annotations
+            .into_iter()
+            .collect()
+    }
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn preprocess_numbers_snapshots_and_copies() {
+        let mut nodes = vec![
+            resource("    config.kubernetes.io/path: a.yaml\n"),
+            resource("    internal.config.kubernetes.io/index: '3'\n"),
+        ];
+        let snapshot = preprocess_for_internal_annotation_migration(&mut nodes).unwrap();
+        assert_eq!(
+            snapshot["0"]
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>(),
+            pairs(&[(LEGACY_PATH_ANNOTATION, "a.yaml"), (MIGRATION_ID, "0")])
+        );
+        assert_eq!(
+            annotations(&nodes[1]),
+            pairs(&[
+                (LEGACY_INDEX_ANNOTATION, "3"),
+                (MIGRATION_ID, "1"),
+                (INDEX_ANNOTATION, "3")
+            ])
+        );
+        let mut bad = vec![resource(
+            "    config.kubernetes.io/path: a.yaml\n    internal.config.kubernetes.io/path: b.yaml\n",
+        )];
+        assert_eq!(
+            preprocess_for_internal_annotation_migration(&mut bad)
+                .unwrap_err()
+                .to_string(),
+            "resource input to function has mismatched legacy and internal path annotations"
+        );
+    }
+
+    #[test]
+    fn reconcile_follows_the_edited_twin() {
+        let both = "    config.kubernetes.io/path: a.yaml\n    internal.config.kubernetes.io/path: a.yaml\n";
+        let mut nodes = vec![resource(both), resource(both)];
+        let snapshot = preprocess_for_internal_annotation_migration(&mut nodes).unwrap();
+        rnode::set_annotation(&mut nodes[0], LEGACY_PATH_ANNOTATION, "moved.yaml").unwrap();
+        rnode::set_annotation(&mut nodes[1], PATH_ANNOTATION, "other.yaml").unwrap();
+        nodes.push(resource("    config.kubernetes.io/path: gen.yaml\n"));
+        assert_eq!(
+            finish_filter(&mut nodes, &snapshot).unwrap(),
+            FilterOutcome::Reconciled
+        );
+        for (node, path) in nodes.iter().zip(["moved.yaml", "other.yaml", "gen.yaml"]) {
+            assert_eq!(
+                annotations(node),
+                pairs(&[(LEGACY_PATH_ANNOTATION, path), (PATH_ANNOTATION, path)])
+            );
+        }
+        let mut conflict = vec![resource(both)];
+        let snapshot = preprocess_for_internal_annotation_migration(&mut conflict).unwrap();
+        rnode::set_annotation(&mut conflict[0], LEGACY_PATH_ANNOTATION, "x.yaml").unwrap();
+        rnode::set_annotation(&mut conflict[0], PATH_ANNOTATION, "y.yaml").unwrap();
+        assert_eq!(
+            reconcile_internal_annotations(&mut conflict, &snapshot)
+                .unwrap_err()
+                .to_string(),
+            "resource input to function has mismatched legacy and internal path annotations"
+        );
+    }
+
+    #[test]
+    fn reconcile_keeps_the_input_format_and_short_circuits_empty_output() {
+        let mut nodes = vec![resource("    config.kubernetes.io/path: a.yaml\n")];
+        let snapshot: AnnotationSnapshot = [(
+            "0".to_string(),
+            [(LEGACY_PATH_ANNOTATION.to_string(), "a.yaml".to_string())].into(),
+        )]
+        .into();
+        rnode::set_annotation(&mut nodes[0], MIGRATION_ID, "0").unwrap();
+        reconcile_internal_annotations(&mut nodes, &snapshot).unwrap();
+        assert_eq!(
+            annotations(&nodes[0]),
+            pairs(&[(LEGACY_PATH_ANNOTATION, "a.yaml")])
+        );
+        assert_eq!(
+            finish_filter(&mut [], &snapshot).unwrap(),
+            FilterOutcome::Empty
+        );
+        let mixed: AnnotationSnapshot = [
+            (
+                "0".to_string(),
+                [(PATH_ANNOTATION.to_string(), "a".to_string())].into(),
+            ),
+            (
+                "1".to_string(),
+                [(LEGACY_PATH_ANNOTATION.to_string(), "a".to_string())].into(),
+            ),
+        ]
+        .into();
+        assert_eq!(
+            reconcile_internal_annotations(&mut nodes, &mixed)
+                .unwrap_err()
+                .to_string(),
+            "the annotation formatting in the input resources is not consistent"
+        );
+    }
+
+    #[test]
+    fn ids_comments_and_order() {
+        let mut inputs = vec![
+            parse("# head\napiVersion: v1 # api\nkind: A\nmetadata:\n  name: a # name\ndata:\n  x: 1\n  y: 2\n"),
+            parse("apiVersion: v1\nkind: B\nmetadata:\n  name: b\n"),
+        ];
+        set_ids(&mut inputs).unwrap();
+        let stdin = function_input(&inputs, None).unwrap();
+        let text = String::from_utf8(stdin.clone()).unwrap();
+        assert!(text.starts_with(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- # head\n"
+        ));
+        assert!(text.contains(
+            "      internal.config.kubernetes.io/id: '2'\n      config.k8s.io/id: '2'\n"
+        ));
+        let stdout = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- kind: A\n  apiVersion: v1\n  data: {y: 2, x: 1, z: 3}\n  metadata:\n    annotations: {config.k8s.io/id: '1'}\n    name: a\n- kind: B\n  metadata: {name: b, annotations: {internal.config.kubernetes.io/id: '9'}}\n";
+        let mut out = read_function_output(stdout.as_bytes()).unwrap().nodes;
+        copy_comments_and_sync_order(&inputs, &mut out).unwrap();
+        assert_eq!(
+            emit(&out[0]),
+            "# head\napiVersion: v1 # api\nkind: A\nmetadata:\n  name: a # name\n  annotations: {}\ndata: {x: 1, y: 2, z: 3}\n"
+        );
+        assert!(emit(&out[1]).contains("internal.config.kubernetes.io/id: '9'"));
+    }
+
+    #[test]
+    fn function_scope_of_the_config_path() {
+        let config = |path: &str| resource(&format!("    config.kubernetes.io/path: {path}\n"));
+        assert_eq!(function_scope(None).unwrap(), "");
+        assert_eq!(
+            function_scope(Some(&config("fns/config.yaml"))).unwrap(),
+            "fns"
+        );
+        assert_eq!(
+            function_scope(Some(&config("fns/functions/c.yaml"))).unwrap(),
+            "fns"
+        );
+        assert_eq!(function_scope(Some(&config("c.yaml"))).unwrap(), ".");
+        assert_eq!(function_scope(Some(&resource("    a: b\n"))).unwrap(), "");
+    }
+}

@@ -238,3 +238,137 @@ pub fn get_internal_annotations(node: &Node) -> BTreeMap<String, String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kyaml::rnode::tests::{emit, parse};
+
+    fn annotated(pairs: &[(&str, &str)]) -> Node {
+        let mut yaml =
+            String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\n  annotations:\n");
+        for (k, v) in pairs {
+            yaml.push_str(&format!("    {k}: \"{v}\"\n"));
+        }
+        parse(&yaml)
+    }
+
+    fn annotation(node: &Node, key: &str) -> Option<String> {
+        rnode::get_meta(node).unwrap().annotations.get(key).cloned()
+    }
+
+    #[test]
+    fn copy_legacy_annotations_fills_the_empty_twin() {
+        let mut n = annotated(&[(LEGACY_PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "1")]);
+        copy_legacy_annotations(&mut n).unwrap();
+        assert_eq!(
+            emit(&n),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\n  annotations:\n    config.kubernetes.io/path: \"a.yaml\"\n    internal.config.kubernetes.io/index: \"1\"\n    internal.config.kubernetes.io/path: 'a.yaml'\n    config.kubernetes.io/index: '1'\n"
+        );
+        let mut n = annotated(&[(PATH_ANNOTATION, "x"), (LEGACY_PATH_ANNOTATION, "y")]);
+        copy_legacy_annotations(&mut n).unwrap();
+        assert_eq!(annotation(&n, PATH_ANNOTATION).as_deref(), Some("x"));
+        for yaml in ["a: b\n", "hello\n"] {
+            let mut n = parse(yaml);
+            copy_legacy_annotations(&mut n).unwrap();
+            assert_eq!(emit(&n), yaml);
+        }
+    }
+
+    #[test]
+    fn default_path_and_index() {
+        let mut nodes = vec![
+            annotated(&[(PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "2")]),
+            parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  namespace: x\n"),
+            annotated(&[(PATH_ANNOTATION, "a.yaml")]),
+            annotated(&[(LEGACY_PATH_ANNOTATION, "a.yaml")]),
+            parse("apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"),
+        ];
+        default_path_and_index_annotation("fns", &mut nodes).unwrap();
+        let got: Vec<(String, String)> = nodes.iter().map(get_file_annotations).collect();
+        let want = [
+            ("a.yaml", "2"),
+            ("fns/x/configmap_b.yaml", "0"),
+            ("a.yaml", "2"),
+            ("a.yaml", "3"),
+            ("fns/service_s.yaml", "0"),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(p, i)| (p.to_string(), i.to_string()))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(
+            annotation(&nodes[3], LEGACY_INDEX_ANNOTATION).as_deref(),
+            Some("3")
+        );
+    }
+
+    #[test]
+    fn default_path_annotation_only_sets_paths() {
+        let mut nodes = vec![parse("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n")];
+        default_path_annotation("", &mut nodes).unwrap();
+        assert_eq!(
+            get_file_annotations(&nodes[0]),
+            ("pod_p.yaml".to_string(), String::new())
+        );
+        assert_eq!(
+            annotation(&nodes[0], LEGACY_PATH_ANNOTATION).as_deref(),
+            Some("pod_p.yaml")
+        );
+    }
+
+    #[test]
+    fn sort_by_path_then_index() {
+        let mut nodes = vec![
+            annotated(&[(PATH_ANNOTATION, "b.yaml"), (INDEX_ANNOTATION, "0")]),
+            annotated(&[(PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "10")]),
+            annotated(&[(PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "9")]),
+            annotated(&[(PATH_ANNOTATION, "a.yaml")]),
+            annotated(&[
+                (LEGACY_PATH_ANNOTATION, "a.yaml"),
+                (LEGACY_INDEX_ANNOTATION, "9"),
+            ]),
+        ];
+        for (i, n) in nodes.iter_mut().enumerate() {
+            rnode::set_label(n, "i", &i.to_string()).unwrap();
+        }
+        sort_nodes(&mut nodes).unwrap();
+        let order: Vec<String> = nodes
+            .iter()
+            .map(|n| rnode::get_meta(n).unwrap().labels["i"].clone())
+            .collect();
+        assert_eq!(order, ["3", "2", "4", "1", "0"]);
+        let mut bad = vec![
+            annotated(&[(PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "x")]),
+            annotated(&[(PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "1")]),
+        ];
+        assert_eq!(
+            sort_nodes(&mut bad).unwrap_err().to_string(),
+            "unable to parse config.kubernetes.io/index x :strconv.Atoi: parsing \"x\": invalid syntax"
+        );
+    }
+
+    #[test]
+    fn internal_annotations_and_missing_checks() {
+        let n = annotated(&[
+            (PATH_ANNOTATION, "p"),
+            (LEGACY_ID_ANNOTATION, "1"),
+            ("other/x", "y"),
+        ]);
+        let internal = get_internal_annotations(&n);
+        assert_eq!(
+            internal.keys().collect::<Vec<_>>(),
+            [LEGACY_ID_ANNOTATION, PATH_ANNOTATION]
+        );
+        assert_eq!(get_id_annotation(&n), "1");
+        let err = error_if_missing_annotation(
+            std::slice::from_ref(&n),
+            &[PATH_ANNOTATION, INDEX_ANNOTATION],
+        );
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            format!("missing annotation {INDEX_ANNOTATION}")
+        );
+    }
+}

@@ -10,7 +10,7 @@
 //! - [`rnode`]: field lookup, setters, clearers, annotations, `GetMeta`.
 //! - [`kioutil`]: annotation names, legacy/internal copies, default paths,
 //!   sorting by path and index.
-//! - [`seqindent`]: `DeriveSeqIndentStyle`.
+//! - [`seqindent`]: kyaml's `DeriveSeqIndentStyle`.
 //! - [`byteio`]: `ByteReader` and `ByteWriter`.
 //! - [`json`]: what kyaml writes for a resource in a `.json` file.
 //! - [`openapi`], [`walk`], [`comments`], [`order`]: `comments.CopyComments`

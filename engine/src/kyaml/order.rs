@@ -87,3 +87,62 @@ fn rearrange_head_comment_of_seq_node(node: &mut Node) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kyaml::rnode::tests::{emit, parse};
+
+    /// (from, to, to after `sync_order`).
+    const CASES: &[(&str, &str, &str)] = &[
+        (
+            "b: 1\na: 2\n",
+            "a: 2\nnew: 0\nb: 1\n",
+            "b: 1\na: 2\nnew: 0\n",
+        ),
+        (
+            "m:\n  z: 1\n  y: 2\nl:\n- q: 1\n  p: 2\n- s\n",
+            "l:\n- p: 2\n  q: 1\n- s\n- {b: 1, a: 2}\nm: {y: 2, z: 1}\n",
+            "m: {z: 1, y: 2}\nl:\n- q: 1\n  p: 2\n- s\n- {b: 1, a: 2}\n",
+        ),
+        ("a: {}\nb: 1\n", "b: 1\na: {x: 1}\n", "a: {x: 1}\nb: 1\n"),
+        (
+            "l:\n- a: 1\n  b: 2\n",
+            "l:\n# item head\n- b: 2\n  # key head\n  a: 1\n",
+            "l:\n# item head\n# key head\n- a: 1\n  b: 2\n",
+        ),
+        (
+            "l:\n- b: 1\n  a: 2\n",
+            "l:\n- # key head\n  a: 2\n  b: 1\n",
+            "l:\n- b: 1\n  # key head\n  a: 2\n",
+        ),
+    ];
+
+    #[test]
+    fn syncs_like_kyaml() {
+        for (from, to, want) in CASES {
+            let mut to = y_node(&parse(to)).clone();
+            sync_order(&parse(from), &mut to).unwrap();
+            assert_eq!(emit(&to), *want, "from {from:?}");
+        }
+    }
+
+    #[test]
+    fn a_document_target_becomes_its_root() {
+        let mut to = parse("# doc\n\nb: 1\na: 2\n");
+        sync_order(&parse("a: 2\nb: 1\n"), &mut to).unwrap();
+        assert_eq!(to.kind, Kind::Mapping);
+        assert_eq!(emit(&to), "a: 2\nb: 1\n");
+    }
+
+    #[test]
+    fn a_list_turned_map_fails() {
+        let mut to = y_node(&parse("l: {a: 1}\n")).clone();
+        let err = sync_order(&parse("l: [a]\n"), &mut to)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with(
+            "failed to sync field order: \"wrong node kind: expected SequenceNode but got MappingNode: node contents:\\n"
+        ), "{err}");
+    }
+}

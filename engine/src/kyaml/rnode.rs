@@ -361,7 +361,8 @@ pub fn field_clearer(node: &mut Node, name: &str, if_empty: bool) -> Result<Opti
     let rn = y_node_mut(node);
     let mut i = 0;
     while i + 1 < rn.content.len() {
-        if rn.content[i].value == name && !(if_empty && !rn.content[i + 1].content.is_empty()) {
+        let removable = !if_empty || rn.content[i + 1].content.is_empty();
+        if rn.content[i].value == name && removable {
             let removed = rn.content.remove(i + 1);
             rn.content.remove(i);
             return Ok(Some(removed));
@@ -869,4 +870,252 @@ pub fn is_yaml_style_float(s: &str) -> bool {
         }
     }
     i == b.len()
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// The first document of `yaml`.
+    pub(crate) fn parse(yaml: &str) -> Node {
+        crate::yaml::decode::unmarshal(yaml.as_bytes())
+            .unwrap()
+            .unwrap()
+    }
+
+    /// `node` as kyaml's encoder writes it.
+    pub(crate) fn emit(node: &Node) -> String {
+        node_to_string(node).unwrap()
+    }
+
+    #[test]
+    fn set_annotation_cases() {
+        let cases: &[(&str, &str, &str, &str)] = &[
+            (
+                "kind: A\n",
+                "a",
+                "b",
+                "kind: A\nmetadata:\n  annotations:\n    a: 'b'\n",
+            ),
+            (
+                "kind: A\nmetadata:\n  name: x\n  annotations: {}\n  labels: {}\n",
+                "a",
+                "b",
+                "kind: A\nmetadata:\n  name: x\n  labels: {}\n  annotations:\n    a: 'b'\n",
+            ),
+            (
+                "metadata: {}\nkind: A\n",
+                "a",
+                "b",
+                "kind: A\nmetadata:\n  annotations:\n    a: 'b'\n",
+            ),
+            (
+                "metadata:\n  annotations:\n    # head\n    a: old # gone\n    z: \"1\"\n",
+                "a",
+                "new",
+                "metadata:\n  annotations:\n    # head\n    a: new\n    z: \"1\"\n",
+            ),
+            (
+                "metadata:\n  annotations:\n    z: \"1\"\n",
+                "z",
+                "2",
+                "metadata:\n  annotations:\n    z: \"2\"\n",
+            ),
+            (
+                "metadata:\n  annotations: {a: \"1\"}\n",
+                "b",
+                "x\ny",
+                "metadata:\n  annotations: {a: \"1\", b: 'x\n\n      y'}\n",
+            ),
+        ];
+        for (input, key, value, want) in cases {
+            let mut node = parse(input);
+            set_annotation(&mut node, key, value).unwrap();
+            assert_eq!(emit(&node), *want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn set_annotation_on_a_scalar_fails_like_kyaml() {
+        let mut node = parse("hello\n");
+        let err = set_annotation(&mut node, "a", "b").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "wrong node kind: expected MappingNode but got ScalarNode: node contents:\nhello\n"
+        );
+    }
+
+    #[test]
+    fn clear_annotations() {
+        let mut node = parse("metadata:\n  name: x\n  annotations:\n    a: b\n");
+        let removed = clear_annotation(&mut node, "a").unwrap();
+        assert_eq!(removed.map(|n| n.value).as_deref(), Some("b"));
+        assert_eq!(emit(&node), "metadata:\n  name: x\n  annotations: {}\n");
+        clear_empty_annotations(&mut node).unwrap();
+        assert_eq!(emit(&node), "metadata:\n  name: x\n");
+        let mut node = parse("metadata:\n  annotations: {}\nkind: A\n");
+        clear_empty_annotations(&mut node).unwrap();
+        assert_eq!(emit(&node), "kind: A\n");
+        let mut node = parse("metadata:\nkind: A\n");
+        clear_empty_annotations(&mut node).unwrap();
+        assert_eq!(emit(&node), "kind: A\n");
+    }
+
+    #[test]
+    fn field_clearer_if_empty_skips_non_empty_values() {
+        let mut node = parse("a: {k: v}\nb: 1\na: []\n");
+        let removed = field_clearer(&mut node, "a", true).unwrap();
+        assert!(removed.is_some());
+        assert_eq!(emit(&node), "a: {k: v}\nb: 1\n");
+        assert!(field_clearer(&mut node, "a", true).unwrap().is_none());
+        assert!(field_clearer(&mut node, "b", true).unwrap().is_some());
+    }
+
+    #[test]
+    fn get_meta_cases() {
+        let meta = get_meta(&parse(
+            "apiVersion: v1\nkind: A\nmetadata:\n  name: n\n  namespace: ns\n  labels: {a: b}\n  annotations:\n    x: \"1\"\n    x: \"2\"\n",
+        ))
+        .unwrap();
+        assert_eq!((meta.api_version.as_str(), meta.kind.as_str()), ("v1", "A"));
+        assert_eq!((meta.name.as_str(), meta.namespace.as_str()), ("n", "ns"));
+        assert_eq!(meta.labels.get("a").map(String::as_str), Some("b"));
+        assert_eq!(meta.annotations.get("x").map(String::as_str), Some("1"));
+        assert!(matches!(
+            get_meta(&parse("hello\n")),
+            Err(KyamlError::MissingMetadata)
+        ));
+        assert!(matches!(
+            get_meta(&parse("- a\n")),
+            Err(KyamlError::MissingMetadata)
+        ));
+        assert!(matches!(
+            get_meta(&parse("a: b\n")),
+            Err(KyamlError::MissingMetadata)
+        ));
+        assert_eq!(get_meta(&parse("~\n")).unwrap(), ResourceMeta::default());
+        let meta = get_meta(&parse("metadata:\n  labels: x\n  annotations: {}\n")).unwrap();
+        assert!(meta.labels.is_empty() && meta.annotations.is_empty());
+    }
+
+    #[test]
+    fn lookup_paths() {
+        let node = parse(
+            "spec:\n  containers:\n  - name: a\n    image: x\n  - name: b\n    args: [--v, -jar]\n",
+        );
+        let get = |path: &[&str]| lookup(&node, path).unwrap().map(|n| n.value.clone());
+        assert_eq!(
+            get(&["spec", "containers", "[name=b]", "args", "1"]).as_deref(),
+            Some("-jar")
+        );
+        assert_eq!(
+            get(&["spec", "containers", "0", "image"]).as_deref(),
+            Some("x")
+        );
+        assert_eq!(
+            get(&["spec", "containers", "-", "name"]).as_deref(),
+            Some("b")
+        );
+        assert_eq!(
+            get(&["spec", "containers", "[name=b]", "args", "[=--v]"]).as_deref(),
+            Some("--v")
+        );
+        assert_eq!(get(&["spec", "missing", "x"]), None);
+        assert_eq!(get(&["spec", "containers", "5"]), None);
+        let err = |path: &[&str]| lookup(&node, path).unwrap_err().to_string();
+        assert_eq!(
+            err(&["spec", "*"]),
+            "wildcard is not supported in PathGetter"
+        );
+        assert_eq!(
+            err(&["spec", "containers", "-1"]),
+            "array index -1 cannot be negative"
+        );
+        assert_eq!(
+            err(&["spec", "containers", "[name]"]),
+            "list path element must contain fieldName=fieldValue for element to match"
+        );
+        assert!(err(&["spec", "containers", "name"])
+            .starts_with("wrong node kind: expected MappingNode but got SequenceNode"));
+    }
+
+    #[test]
+    fn lookup_create_builds_missing_parts() {
+        let mut node = parse("kind: A\n");
+        lookup_create(
+            &mut node,
+            Kind::Mapping,
+            &["spec", "list", "[name=x]", "env"],
+        )
+        .unwrap();
+        assert_eq!(
+            emit(&node),
+            "kind: A\nspec:\n  list:\n  - name: x\n    env: {}\n"
+        );
+        let mut node = parse("metadata:\n");
+        assert!(
+            lookup_create(&mut node, Kind::Mapping, &["metadata", "labels"])
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn field_setter_styles() {
+        let mut node = parse("a: 'x'\n");
+        set_field(&mut node, "a", new_scalar("y")).unwrap();
+        set_field(&mut node, "b", new_scalar("on")).unwrap();
+        set_field(&mut node, "c", new_scalar("plain")).unwrap();
+        assert_eq!(emit(&node), "a: 'y'\nb: \"on\"\nc: plain\n");
+        let mut v = new_scalar("z");
+        v.style = Style::DOUBLE_QUOTED;
+        FieldSetter {
+            override_style: true,
+            ..FieldSetter::new("a", v)
+        }
+        .filter(&mut node)
+        .unwrap();
+        set_field(
+            &mut node,
+            "c",
+            Node {
+                tag: tag::NULL.into(),
+                ..new_scalar("~")
+            },
+        )
+        .unwrap();
+        assert_eq!(emit(&node), "a: \"z\"\nb: \"on\"\n");
+    }
+
+    #[test]
+    fn sync_map_nodes_order_follows_from() {
+        let from = parse("b: 1\na: 2\nc: 3\n");
+        let mut to = parse("# doc\n\n# head of z\nz: 0\na: 2\nb: 1\n");
+        sync_map_nodes_order(&from, &mut to);
+        assert_eq!(emit(&to), "b: 1\na: 2\n# head of z\nz: 0\n");
+        assert_eq!(to.kind, Kind::Mapping, "a document is replaced by its root");
+    }
+
+    #[test]
+    fn yaml_1_1_non_strings() {
+        for v in [
+            "on", "Off", "y", "1", "0x1F", "1_000", "1.5", ".5", "~", "null", "[a]", "{a: b}",
+            "a: b", "- x", "# c",
+        ] {
+            assert!(is_value_non_string(v), "{v}");
+        }
+        for v in [
+            "",
+            "abc",
+            "2021-01-01",
+            "'q'",
+            "\"q\"",
+            "a#b",
+            "1.2.3",
+            "a\nb",
+            "-x",
+        ] {
+            assert!(!is_value_non_string(v), "{v}");
+        }
+    }
 }

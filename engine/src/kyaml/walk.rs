@@ -171,8 +171,11 @@ impl<'v, V: Visitor> Walker<'v, V> {
             }
             let (keys_now, valid_values) = validate_keys(&values_list, values, keys);
             valid_keys = keys_now;
-            let (lookup_keys, lookup_values) =
-                validate_keys(&[valid_values.clone()], &valid_values, &valid_keys);
+            let (lookup_keys, lookup_values) = validate_keys(
+                std::slice::from_ref(&valid_values),
+                &valid_values,
+                &valid_keys,
+            );
             let dest_index = element_list(dest, &lookup_keys, &lookup_values);
             let origin_index = origin
                 .as_deref()
