@@ -110,7 +110,12 @@ pub fn write_monorepo(root: &std::path::Path, spec: &MonorepoSpec) -> std::io::R
     write_package(root, "root", spec, spec.depth)
 }
 
-fn write_package(dir: &std::path::Path, name: &str, spec: &MonorepoSpec, levels_below: usize) -> std::io::Result<usize> {
+fn write_package(
+    dir: &std::path::Path,
+    name: &str,
+    spec: &MonorepoSpec,
+    levels_below: usize,
+) -> std::io::Result<usize> {
     std::fs::create_dir_all(dir)?;
     let mut kptfile = format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\ninfo:\n  description: generated package {name}\n");
     if !spec.functions.is_empty() {
@@ -127,7 +132,11 @@ fn write_package(dir: &std::path::Path, name: &str, spec: &MonorepoSpec, levels_
         let mut text = String::new();
         for _ in 0..5.min(spec.resources - written) {
             let i = written;
-            text.push_str(&if i % 2 == 0 { deployment(i) } else { config_map(i) });
+            text.push_str(&if i % 2 == 0 {
+                deployment(i)
+            } else {
+                config_map(i)
+            });
             text.push_str("---\n");
             written += 1;
         }

@@ -67,7 +67,9 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             truncate_output: args.truncate_output,
         },
     };
-    let mut reporter = StderrReporter { truncate: args.truncate_output };
+    let mut reporter = StderrReporter {
+        truncate: args.truncate_output,
+    };
     match render(&pkg, &options, &mut reporter) {
         Ok(outcome) => {
             if output == Output::InPlace {

@@ -25,11 +25,17 @@ pub fn check_krm(resource: &Node) -> Result<(), String> {
 fn is_kustomization(resource: &Node) -> bool {
     let path = path_of(resource);
     let base = path.rsplit('/').next().unwrap_or_default();
-    if matches!(base, "kustomization.yaml" | "kustomization.yml" | "Kustomization") {
+    if matches!(
+        base,
+        "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+    ) {
         return true;
     }
-    let Ok(meta) = rnode::get_meta(resource) else { return false };
-    meta.api_version.starts_with("kustomize.config.k8s.io") || (meta.api_version.is_empty() && meta.kind == "Kustomization")
+    let Ok(meta) = rnode::get_meta(resource) else {
+        return false;
+    };
+    meta.api_version.starts_with("kustomize.config.k8s.io")
+        || (meta.api_version.is_empty() && meta.kind == "Kustomization")
 }
 
 /// kpt's `AreKRM`: the first resource that is not KRM, as
@@ -49,7 +55,10 @@ pub fn check_all_krm(resources: &[Node]) -> Result<(), String> {
 
 /// The value of annotation `key`, if set.
 pub fn annotation(resource: &Node, key: &str) -> Option<String> {
-    rnode::get_annotation(resource, key).ok().flatten().map(|n| n.value.clone())
+    rnode::get_annotation(resource, key)
+        .ok()
+        .flatten()
+        .map(|n| n.value.clone())
 }
 
 /// The resource's file path (internal annotation first, then legacy).

@@ -4,7 +4,12 @@
 fn main() {
     let mut args = std::env::args().skip(1);
     let mut out = None;
-    let mut spec = krmgraph_benches::MonorepoSpec { fanout: 4, depth: 4, resources: 20, functions: Vec::new() };
+    let mut spec = krmgraph_benches::MonorepoSpec {
+        fanout: 4,
+        depth: 4,
+        resources: 20,
+        functions: Vec::new(),
+    };
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_else(|| panic!("{arg} needs a value"));
         match arg.as_str() {
@@ -15,7 +20,11 @@ fn main() {
             _ => out = Some(std::path::PathBuf::from(arg)),
         }
     }
-    let out = out.expect("usage: gen-monorepo OUT [--fanout N] [--depth N] [--resources N] [--fn ITEM]...");
+    let out = out
+        .expect("usage: gen-monorepo OUT [--fanout N] [--depth N] [--resources N] [--fn ITEM]...");
     let packages = krmgraph_benches::write_monorepo(&out, &spec).expect("writes the monorepo");
-    println!("{packages} packages, {} resources", packages * spec.resources);
+    println!(
+        "{packages} packages, {} resources",
+        packages * spec.resources
+    );
 }

@@ -107,7 +107,8 @@ pub enum ConfigSource {
 }
 
 /// The error kpt gives for an exec function without `--allow-exec`.
-pub const EXEC_NOT_ALLOWED: &str = "must run with `--allow-exec` option to allow running function binaries";
+pub const EXEC_NOT_ALLOWED: &str =
+    "must run with `--allow-exec` option to allow running function binaries";
 
 /// kpt's image name resolution: a name without `/` is in the kpt functions
 /// catalog (`set-labels:v0.1` means `gcr.io/kpt-fn/set-labels:v0.1`).
@@ -121,7 +122,11 @@ pub fn resolve_image(image: &str) -> String {
 
 impl FunctionRunner {
     /// Builds the runner for `f` in the package at `package_dir`.
-    pub fn new(f: &Function, package_dir: &Path, options: &RunnerOptions) -> Result<FunctionRunner, FnError> {
+    pub fn new(
+        f: &Function,
+        package_dir: &Path,
+        options: &RunnerOptions,
+    ) -> Result<FunctionRunner, FnError> {
         if !f.exec.is_empty() && !options.allow_exec {
             return Err(FnError::Message(EXEC_NOT_ALLOWED.into()));
         }
@@ -144,17 +149,31 @@ impl FunctionRunner {
 
     fn new_result(&self) -> FnResult {
         match &self.kind {
-            FunctionKind::Exec(s) => FnResult { exec: s.clone(), ..FnResult::default() },
-            FunctionKind::Image(s) => FnResult { image: s.clone(), ..FnResult::default() },
+            FunctionKind::Exec(s) => FnResult {
+                exec: s.clone(),
+                ..FnResult::default()
+            },
+            FunctionKind::Image(s) => FnResult {
+                image: s.clone(),
+                ..FnResult::default()
+            },
         }
     }
 
     /// Runs the function on `input` (which gains kpt's id annotations, as
     /// kpt's input nodes do) and returns its output. Prints and records as
     /// kpt does. `config` overrides the runner's functionConfig.
-    pub fn run(&self, input: &mut [Node], config: ConfigSource, ctx: &mut RunContext) -> Result<Vec<Node>, FnError> {
+    pub fn run(
+        &self,
+        input: &mut [Node],
+        config: ConfigSource,
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Node>, FnError> {
         let selected = self.show_resource_count.then_some(input.len());
-        ctx.reporter.report(&Event::FunctionStarted { name: self.name.clone(), selected });
+        ctx.reporter.report(&Event::FunctionStarted {
+            name: self.name.clone(),
+            selected,
+        });
         let start = Instant::now();
         let mut record = self.new_result();
         let outcome = self.call(input, &config, &mut record, ctx);
@@ -194,8 +213,11 @@ impl FunctionRunner {
         record: &mut FnResult,
         ctx: &mut RunContext,
     ) -> Result<Vec<Node>, FnError> {
-        crate::krm::check_all_krm(input)
-            .map_err(|e| FnError::Message(format!("input resource list must contain only KRM resources: {e}")))?;
+        crate::krm::check_all_krm(input).map_err(|e| {
+            FnError::Message(format!(
+                "input resource list must contain only KRM resources: {e}"
+            ))
+        })?;
         let output = match self.filter(input, config, record) {
             Ok(output) => output,
             Err(e) => {
@@ -210,12 +232,19 @@ impl FunctionRunner {
         let mut output = output;
         for resource in &mut output {
             if krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
-                krm::set_annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION, &self.package_dir);
+                krm::set_annotation(
+                    resource,
+                    kioutil::PACKAGE_PATH_ANNOTATION,
+                    &self.package_dir,
+                );
             }
         }
         enforce_path_invariants(&output).map_err(FnError::Message)?;
-        crate::krm::check_all_krm(&output)
-            .map_err(|e| FnError::Message(format!("output resource list must contain only KRM resources: {e}")))?;
+        crate::krm::check_all_krm(&output).map_err(|e| {
+            FnError::Message(format!(
+                "output resource list must contain only KRM resources: {e}"
+            ))
+        })?;
         record.exit_code = 0;
         ctx.results.push(record.clone());
         Ok(output)
@@ -224,7 +253,12 @@ impl FunctionRunner {
     /// kyaml's `FunctionFilter.Filter` with kpt's exec runtime: ids on the
     /// input, the ResourceList on stdin, the output read back with comments
     /// and order restored, and default paths for generated resources.
-    fn filter(&self, input: &mut [Node], config: &ConfigSource, record: &mut FnResult) -> Result<Vec<Node>, FnError> {
+    fn filter(
+        &self,
+        input: &mut [Node],
+        config: &ConfigSource,
+        record: &mut FnResult,
+    ) -> Result<Vec<Node>, FnError> {
         kio_pipeline::set_ids(input).map_err(|e| FnError::Message(e.to_string()))?;
         // The config is read after the ids are set: when it is one of the
         // inputs, the function sees it with them, as with kpt's shared nodes.
@@ -233,12 +267,15 @@ impl FunctionRunner {
             ConfigSource::Input(i) => input.get(*i).cloned(),
             ConfigSource::Node(node) => Some(node.clone()),
         };
-        let stdin = kio_pipeline::function_input(input, function_config.as_ref()).map_err(|e| FnError::Message(e.to_string()))?;
+        let stdin = kio_pipeline::function_input(input, function_config.as_ref())
+            .map_err(|e| FnError::Message(e.to_string()))?;
         let process = self.invoke(&stdin)?;
         record.stderr = String::from_utf8_lossy(&process.stderr).into_owned();
-        let read = kio_pipeline::read_function_output(&process.stdout).map_err(|e| FnError::Message(e.to_string()))?;
+        let read = kio_pipeline::read_function_output(&process.stdout)
+            .map_err(|e| FnError::Message(e.to_string()))?;
         let mut output = read.nodes;
-        kio_pipeline::copy_comments_and_sync_order(input, &mut output).map_err(|e| FnError::Message(e.to_string()))?;
+        kio_pipeline::copy_comments_and_sync_order(input, &mut output)
+            .map_err(|e| FnError::Message(e.to_string()))?;
         if let Some(results) = &read.results {
             record.results = parse_results(results);
         }
@@ -250,8 +287,10 @@ impl FunctionRunner {
                 return Err(FnError::Reported(code));
             }
         }
-        let function_dir = kio_pipeline::function_scope(function_config.as_ref()).map_err(|e| FnError::Message(e.to_string()))?;
-        kioutil::default_path_annotation(&function_dir, &mut output).map_err(|e| FnError::Message(e.to_string()))?;
+        let function_dir = kio_pipeline::function_scope(function_config.as_ref())
+            .map_err(|e| FnError::Message(e.to_string()))?;
+        kioutil::default_path_annotation(&function_dir, &mut output)
+            .map_err(|e| FnError::Message(e.to_string()))?;
         Ok(output)
     }
 
@@ -273,7 +312,10 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
     if !f.config_path.is_empty() {
         let path = package_dir.join(&f.config_path);
         let bytes = std::fs::read(&path).map_err(|_| {
-            FnError::Message(format!("missing function config {}", crate::gostr::quote(&f.config_path)))
+            FnError::Message(format!(
+                "missing function config {}",
+                crate::gostr::quote(&f.config_path)
+            ))
         })?;
         let nodes = byteio::ByteReader {
             omit_reader_annotations: true,
@@ -284,14 +326,19 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
         .nodes;
         return Ok(nodes.into_iter().next());
     }
-    let Some(data) = &f.config_map else { return Ok(None) };
+    let Some(data) = &f.config_map else {
+        return Ok(None);
+    };
     let mut config = Node::mapping();
     let mut meta = Node::mapping();
-    meta.content.extend([Node::string("name"), Node::string("function-input")]);
+    meta.content
+        .extend([Node::string("name"), Node::string("function-input")]);
     let mut data_node = Node::mapping();
     data_node.style = Style::FLOW;
     for (k, v) in data {
-        data_node.content.extend([Node::string(k.clone()), Node::string(v.clone())]);
+        data_node
+            .content
+            .extend([Node::string(k.clone()), Node::string(v.clone())]);
     }
     config.content.extend([
         Node::string("apiVersion"),
@@ -311,7 +358,8 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
 pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
     let mut seen = std::collections::HashSet::new();
     for resource in output {
-        let package = krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
+        let package =
+            krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
         let path = krm::path_of(resource);
         let index = krm::index_of(resource);
         let cleaned = crate::kptfile::validate::clean_path(&path);
@@ -321,7 +369,11 @@ pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
             ));
         }
         if !seen.insert((package, cleaned, index.clone())) {
-            return Err(format!("resource at path {} and index {} already exists", crate::gostr::quote(&path), crate::gostr::quote(&index)));
+            return Err(format!(
+                "resource at path {} and index {} already exists",
+                crate::gostr::quote(&path),
+                crate::gostr::quote(&index)
+            ));
         }
     }
     Ok(())

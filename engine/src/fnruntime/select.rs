@@ -14,7 +14,9 @@ pub const RESOURCE_ID_ANNOTATION: &str = "internal.config.k8s.io/kpt-resource-id
 
 /// Whether `resource` matches every non-empty field of `selector`.
 pub fn is_match(resource: &Node, selector: &Selector) -> bool {
-    let Ok(meta) = rnode::get_meta(resource) else { return false };
+    let Ok(meta) = rnode::get_meta(resource) else {
+        return false;
+    };
     let eq = |want: &str, got: &str| want.is_empty() || want == got;
     let has_all = |want: &[(String, String)], got: &std::collections::BTreeMap<String, String>| {
         want.iter().all(|(k, v)| got.get(k) == Some(v))
@@ -43,7 +45,11 @@ pub fn select(input: &[Node], selectors: &[Selector], exclusions: &[Selector]) -
         }
         out
     };
-    selected.retain(|&i| !exclusions.iter().any(|e| !e.is_empty() && is_match(&input[i], e)));
+    selected.retain(|&i| {
+        !exclusions
+            .iter()
+            .any(|e| !e.is_empty() && is_match(&input[i], e))
+    });
     selected
 }
 
@@ -60,7 +66,8 @@ pub fn set_resource_ids(input: &mut [Node]) {
 /// go at the end. Removes the resource ids.
 pub fn merge_with_input(output: Vec<Node>, selected: &[usize], input: Vec<Node>) -> Vec<Node> {
     let id_of = |n: &Node| krm::annotation(n, RESOURCE_ID_ANNOTATION);
-    let mut by_id: Vec<(Option<String>, Option<Node>)> = output.into_iter().map(|n| (id_of(&n), Some(n))).collect();
+    let mut by_id: Vec<(Option<String>, Option<Node>)> =
+        output.into_iter().map(|n| (id_of(&n), Some(n))).collect();
     let mut merged = Vec::new();
     for (i, resource) in input.into_iter().enumerate() {
         if !selected.contains(&i) {
@@ -68,11 +75,19 @@ pub fn merge_with_input(output: Vec<Node>, selected: &[usize], input: Vec<Node>)
             continue;
         }
         let id = id_of(&resource);
-        if let Some(slot) = by_id.iter_mut().find(|(oid, n)| n.is_some() && oid.is_some() && *oid == id) {
+        if let Some(slot) = by_id
+            .iter_mut()
+            .find(|(oid, n)| n.is_some() && oid.is_some() && *oid == id)
+        {
             merged.push(slot.1.take().expect("checked"));
         }
     }
-    merged.extend(by_id.into_iter().filter(|(id, _)| id.is_none()).filter_map(|(_, n)| n));
+    merged.extend(
+        by_id
+            .into_iter()
+            .filter(|(id, _)| id.is_none())
+            .filter_map(|(_, n)| n),
+    );
     for resource in &mut merged {
         krm::clear_annotation(resource, RESOURCE_ID_ANNOTATION);
     }

@@ -184,7 +184,10 @@ pub fn parse(dir: &Path, bytes: &[u8]) -> Result<Kptfile, KptfileError> {
     })?;
     let (value, errors) = decode::decode(&root, &schema::KPTFILE);
     if !errors.is_empty() {
-        return Err(unreadable(format!("yaml: unmarshal errors:\n  {}", errors.join("\n  "))));
+        return Err(unreadable(format!(
+            "yaml: unmarshal errors:\n  {}",
+            errors.join("\n  ")
+        )));
     }
     Ok(from_value(&value))
 }
@@ -220,7 +223,10 @@ fn check_version(dir: &Path, root: &Node) -> Result<(), VersionCheck> {
     if kind == KPTFILE_NAME && group == "kpt.dev" && version == "v1" {
         return Ok(());
     }
-    if kind == KPTFILE_NAME && group == "kpt.dev" && (version == "v1alpha1" || version == "v1alpha2") {
+    if kind == KPTFILE_NAME
+        && group == "kpt.dev"
+        && (version == "v1alpha1" || version == "v1alpha2")
+    {
         return Err(VersionCheck::Error(KptfileError::OldVersion {
             dir: dir.to_path_buf(),
             version: version.to_string(),
@@ -235,7 +241,9 @@ fn check_version(dir: &Path, root: &Node) -> Result<(), VersionCheck> {
 /// kyaml's `GetMeta` counts metadata as present when `metadata` has a
 /// non-empty name, namespace, labels or annotations.
 fn has_meta(root: &Node) -> bool {
-    let Some(meta) = mapping_value(root, "metadata") else { return false };
+    let Some(meta) = mapping_value(root, "metadata") else {
+        return false;
+    };
     ["name", "namespace", "labels", "annotations"]
         .iter()
         .any(|k| mapping_value(meta, k).is_some_and(|v| !is_nil_or_empty(v)))
@@ -272,8 +280,18 @@ fn from_value(v: &Value) -> Kptfile {
         name: meta.field("name").str(),
         annotations: str_map(meta.field("annotations")).unwrap_or_default(),
         pipeline: Pipeline {
-            mutators: pipeline.field("mutators").items().iter().map(function).collect(),
-            validators: pipeline.field("validators").items().iter().map(function).collect(),
+            mutators: pipeline
+                .field("mutators")
+                .items()
+                .iter()
+                .map(function)
+                .collect(),
+            validators: pipeline
+                .field("validators")
+                .items()
+                .iter()
+                .map(function)
+                .collect(),
         },
     }
 }

@@ -27,11 +27,15 @@ pub fn finish(
     attribute(&mut resources);
     match &options.output {
         Output::InPlace => {
-            let output_files: BTreeSet<String> =
-                resources.iter().map(|r| clean_path(&krm::path_of(r))).collect();
-            let files = pkgio::render_files(&resources, &writer_options(root_dir)).map_err(|e| RenderError::Message(e.to_string()))?;
+            let output_files: BTreeSet<String> = resources
+                .iter()
+                .map(|r| clean_path(&krm::path_of(r)))
+                .collect();
+            let files = pkgio::render_files(&resources, &writer_options(root_dir))
+                .map_err(|e| RenderError::Message(e.to_string()))?;
             check_writable(root_dir, files.keys())?;
-            pkgio::write_files(root_dir, &files).map_err(|e| RenderError::Message(e.to_string()))?;
+            pkgio::write_files(root_dir, &files)
+                .map_err(|e| RenderError::Message(e.to_string()))?;
             for stale in hydrator.input_files.difference(&output_files) {
                 remove_all(&root_dir.join(stale))?;
             }
@@ -54,9 +58,14 @@ pub fn finish(
         }
         Output::Dir(dir) => {
             let nodes = reread(&wrapped(&resources)?)?;
-            let files = pkgio::render_files(&nodes, &writer_options(dir)).map_err(|e| RenderError::Message(e.to_string()))?;
+            let files = pkgio::render_files(&nodes, &writer_options(dir))
+                .map_err(|e| RenderError::Message(e.to_string()))?;
             std::fs::create_dir_all(dir).map_err(|e| {
-                RenderError::Message(format!("failed to create output directory {}: {}", crate::gostr::quote(&dir.to_string_lossy()), crate::gostr::quote(&e.to_string())))
+                RenderError::Message(format!(
+                    "failed to create output directory {}: {}",
+                    crate::gostr::quote(&dir.to_string_lossy()),
+                    crate::gostr::quote(&e.to_string())
+                ))
             })?;
             pkgio::write_files(dir, &files).map_err(|e| RenderError::Message(e.to_string()))?;
             Ok(Vec::new())
@@ -69,7 +78,10 @@ pub fn finish(
 /// half-rendered package); krmgraph checks every target before it writes
 /// any, and renaming a temp file over a read-only file would otherwise
 /// silently succeed.
-fn check_writable<'a>(root: &Path, paths: impl Iterator<Item = &'a String>) -> Result<(), RenderError> {
+fn check_writable<'a>(
+    root: &Path,
+    paths: impl Iterator<Item = &'a String>,
+) -> Result<(), RenderError> {
     for path in paths {
         let full = root.join(path);
         if !full.exists() {
@@ -149,7 +161,9 @@ fn attribute(resources: &mut [Node]) {
         return;
     }
     for r in resources.iter_mut() {
-        let Ok(meta) = rnode::get_meta(r) else { continue };
+        let Ok(meta) = rnode::get_meta(r) else {
+            continue;
+        };
         if !meta.api_version.contains(".cnrm.") {
             continue;
         }
@@ -173,12 +187,23 @@ fn remove_all(path: &Path) -> Result<(), RenderError> {
         Ok(_) => std::fs::remove_file(path),
         Err(_) => Ok(()),
     };
-    result.map_err(|e| RenderError::Message(format!("{}: {}", path.display(), crate::fnruntime::exec::go_errno_text(&e))))
+    result.map_err(|e| {
+        RenderError::Message(format!(
+            "{}: {}",
+            path.display(),
+            crate::fnruntime::exec::go_errno_text(&e)
+        ))
+    })
 }
 
 /// Writes `results.yaml` when `--results-dir` is set.
-pub fn save_results(options: &RenderOptions, ctx: &RunContext) -> Result<Option<PathBuf>, RenderError> {
-    let Some(dir) = &options.results_dir else { return Ok(None) };
+pub fn save_results(
+    options: &RenderOptions,
+    ctx: &RunContext,
+) -> Result<Option<PathBuf>, RenderError> {
+    let Some(dir) = &options.results_dir else {
+        return Ok(None);
+    };
     let node = result_list_node(&ctx.results, ctx.exit_code);
     let bytes = crate::yaml::encode::to_string(&node, 2, false)
         .map_err(|e| RenderError::Message(e.to_string()))?

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use super::RenderError;
 use crate::event::Event;
 use crate::fnruntime::select::{merge_with_input, select, set_resource_ids};
-use crate::fnruntime::{ConfigSource, FnError, FunctionRunner, RunContext, RunnerOptions, EXEC_NOT_ALLOWED};
+use crate::fnruntime::{
+    ConfigSource, FnError, FunctionRunner, RunContext, RunnerOptions, EXEC_NOT_ALLOWED,
+};
 use crate::kptfile::validate::{clean_path, ValidateError};
 use crate::kptfile::{Function, KptfileError};
 use crate::kyaml::{kio_pipeline, kioutil, pkgio};
@@ -43,7 +45,11 @@ impl<'a> Hydrator<'a> {
     }
 
     /// Renders `pkg` and everything below it; returns its output resources.
-    pub fn hydrate(&mut self, pkg: &Package, ctx: &mut RunContext) -> Result<Vec<Node>, RenderError> {
+    pub fn hydrate(
+        &mut self,
+        pkg: &Package,
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Node>, RenderError> {
         self.packages += 1;
         let mut input = Vec::new();
         for sub_dir in direct_subpackages(&pkg.dir)? {
@@ -60,20 +66,31 @@ impl<'a> Hydrator<'a> {
         let rel_pkg = crate::package::display_path(&pkg.dir, &self.root_dir);
         for r in &resources {
             let path = crate::krm::path_of(r);
-            let joined = if rel_pkg.is_empty() { path } else { format!("{rel_pkg}/{path}") };
+            let joined = if rel_pkg.is_empty() {
+                path
+            } else {
+                format!("{rel_pkg}/{path}")
+            };
             self.input_files.insert(clean_path(&joined));
         }
         Ok(resources)
     }
 
-    fn run_pipeline(&mut self, pkg: &Package, input: Vec<Node>, ctx: &mut RunContext) -> Result<Vec<Node>, RenderError> {
+    fn run_pipeline(
+        &mut self,
+        pkg: &Package,
+        input: Vec<Node>,
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Node>, RenderError> {
         ctx.reporter.report(&Event::PackageStarted {
             display_path: pkg.display_path.clone(),
         });
         let pipeline = &pkg.kptfile.pipeline;
         if pipeline.is_empty() {
             crate::krm::check_all_krm(&input).map_err(|e| {
-                RenderError::Message(format!("input resource list must contain only KRM resources: {e}"))
+                RenderError::Message(format!(
+                    "input resource list must contain only KRM resources: {e}"
+                ))
             })?;
             return Ok(input);
         }
@@ -84,7 +101,12 @@ impl<'a> Hydrator<'a> {
         Ok(output)
     }
 
-    fn run_mutators(&mut self, pkg: &Package, mut input: Vec<Node>, ctx: &mut RunContext) -> Result<Vec<Node>, RenderError> {
+    fn run_mutators(
+        &mut self,
+        pkg: &Package,
+        mut input: Vec<Node>,
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Node>, RenderError> {
         let functions = &pkg.kptfile.pipeline.mutators;
         // kpt builds every runner before the first one runs.
         let runners = functions
@@ -99,7 +121,8 @@ impl<'a> Hydrator<'a> {
                 set_resource_ids(&mut input);
             }
             let selected = select(&input, &f.selectors, &f.exclusions);
-            let mut selected_nodes: Vec<Node> = selected.iter().map(|&i| input[i].clone()).collect();
+            let mut selected_nodes: Vec<Node> =
+                selected.iter().map(|&i| input[i].clone()).collect();
             let config = match config_index {
                 Some(i) => match selected.iter().position(|&s| s == i) {
                     Some(pos) => ConfigSource::Input(pos),
@@ -118,7 +141,12 @@ impl<'a> Hydrator<'a> {
         Ok(input)
     }
 
-    fn run_validators(&mut self, pkg: &Package, input: &[Node], ctx: &mut RunContext) -> Result<(), RenderError> {
+    fn run_validators(
+        &mut self,
+        pkg: &Package,
+        input: &[Node],
+        ctx: &mut RunContext,
+    ) -> Result<(), RenderError> {
         if input.is_empty() {
             return Ok(());
         }
@@ -147,7 +175,8 @@ fn run_in_pipeline(
     let snapshot = kio_pipeline::preprocess_for_internal_annotation_migration(input)
         .map_err(|e| RenderError::Message(e.to_string()))?;
     let mut output = runner.run(input, config, ctx)?;
-    kio_pipeline::finish_filter(&mut output, &snapshot).map_err(|e| RenderError::Message(e.to_string()))?;
+    kio_pipeline::finish_filter(&mut output, &snapshot)
+        .map_err(|e| RenderError::Message(e.to_string()))?;
     Ok(output)
 }
 
@@ -167,13 +196,20 @@ fn config_resource(input: &[Node], package_dir: &str, f: &Function) -> Option<us
 /// package's own resources (not a subpackage's, not an ignored file).
 fn validate_config_paths(pkg: &Package) -> Result<(), RenderError> {
     let pipeline = &pkg.kptfile.pipeline;
-    let needs_check = pipeline.mutators.iter().chain(&pipeline.validators).any(|f| !f.config_path.is_empty());
+    let needs_check = pipeline
+        .mutators
+        .iter()
+        .chain(&pipeline.validators)
+        .any(|f| !f.config_path.is_empty());
     if !needs_check {
         return Ok(());
     }
     let local = read_local(pkg)?;
     let paths: BTreeSet<String> = local.iter().map(crate::krm::path_of).collect();
-    for (kind, functions) in [("mutators", &pipeline.mutators), ("validators", &pipeline.validators)] {
+    for (kind, functions) in [
+        ("mutators", &pipeline.mutators),
+        ("validators", &pipeline.validators),
+    ] {
         for (i, f) in functions.iter().enumerate() {
             if !f.config_path.is_empty() && !paths.contains(&clean_path(&f.config_path)) {
                 return Err(KptfileError::Invalid(ValidateError {

@@ -108,14 +108,24 @@ pub struct RenderFailure {
 
 impl From<RenderError> for RenderFailure {
     fn from(error: RenderError) -> Self {
-        RenderFailure { error, results_file: None }
+        RenderFailure {
+            error,
+            results_file: None,
+        }
     }
 }
 
 /// Renders the package hierarchy rooted at `root`.
-pub fn render(root: &Path, options: &RenderOptions, reporter: &mut dyn Reporter) -> Result<RenderOutcome, RenderFailure> {
+pub fn render(
+    root: &Path,
+    options: &RenderOptions,
+    reporter: &mut dyn Reporter,
+) -> Result<RenderOutcome, RenderFailure> {
     let root_dir = absolute(root);
-    let root_parent = root_dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+    let root_parent = root_dir
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("/"));
     let root_pkg = Package::load(&root_dir, &root_parent).map_err(RenderError::from)?;
     let mut ctx = RunContext {
         reporter,
@@ -124,10 +134,16 @@ pub fn render(root: &Path, options: &RenderOptions, reporter: &mut dyn Reporter)
     };
     let mut hydrator = hydrate::Hydrator::new(&root_dir, &root_parent, &options.runner);
     let hydrated = hydrator.hydrate(&root_pkg, &mut ctx);
-    let result = hydrated.and_then(|resources| finish::finish(resources, &hydrator, &root_dir, options));
+    let result =
+        hydrated.and_then(|resources| finish::finish(resources, &hydrator, &root_dir, options));
     let results_file = match finish::save_results(options, &ctx) {
         Ok(file) => file,
-        Err(e) => return Err(RenderFailure { error: e, results_file: None }),
+        Err(e) => {
+            return Err(RenderFailure {
+                error: e,
+                results_file: None,
+            })
+        }
     };
     match result {
         Ok(stdout) => Ok(RenderOutcome {
@@ -136,7 +152,10 @@ pub fn render(root: &Path, options: &RenderOptions, reporter: &mut dyn Reporter)
             stdout,
             results_file,
         }),
-        Err(error) => Err(RenderFailure { error, results_file }),
+        Err(error) => Err(RenderFailure {
+            error,
+            results_file,
+        }),
     }
 }
 
@@ -146,7 +165,9 @@ pub fn absolute(path: &Path) -> PathBuf {
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
-        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(path)
+        std::env::current_dir()
+            .unwrap_or_else(|_| PathBuf::from("/"))
+            .join(path)
     };
     let cleaned = crate::kptfile::validate::clean_path(&joined.to_string_lossy());
     PathBuf::from(cleaned)

@@ -288,7 +288,13 @@ fn time_of_day(b: &[u8], i: &mut usize) -> bool {
     if second >= 60 {
         return false;
     }
-    if *i < b.len() && b[*i] == b'.' && *i + 1 < b.len() && b[*i + 1].is_ascii_digit() {
+    // Go (since 1.17, kpt is built with 1.23) takes `.` or `,` before the
+    // fractional seconds.
+    if *i < b.len()
+        && (b[*i] == b'.' || b[*i] == b',')
+        && *i + 1 < b.len()
+        && b[*i + 1].is_ascii_digit()
+    {
         *i += 1;
         while *i < b.len() && b[*i].is_ascii_digit() {
             *i += 1;
@@ -380,6 +386,7 @@ mod tests {
             ("2001-12-14t21:59:43.10Z", "!!timestamp"),
             ("2001-12-14 21:59:43.10", "!!timestamp"),
             ("2001-12-14T21:59:43+05:00", "!!timestamp"),
+            ("2001-12-14 21:59:43,10", "!!timestamp"),
             ("1.2.3", "!!str"),
             ("-", "!!str"),
             ("<<", "!!merge"),
