@@ -106,6 +106,19 @@ fn report_failure(failure: &RenderFailure) {
     } else {
         fail(&error.to_string());
     }
+    if let Some(position) = error.source_position() {
+        let message = error.to_string();
+        let last_line = message.lines().last().unwrap_or_default();
+        let message = last_line
+            .rsplit("MalformedYAMLError: ")
+            .next()
+            .unwrap_or(last_line);
+        if let Some(snippet) =
+            crate::diagnostic::snippet(&crate::diagnostic::without_go_line(message), &position)
+        {
+            eprint!("\n{snippet}");
+        }
+    }
 }
 
 /// kpt's `ResolveSymlink`: a symlinked package path is resolved, with a

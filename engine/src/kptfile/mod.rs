@@ -111,6 +111,8 @@ pub enum KptfileError {
         dir: PathBuf,
         /// The YAML or decoding error.
         details: String,
+        /// 0-based line and column of a YAML syntax error in the Kptfile.
+        mark: Option<(usize, usize)>,
     },
     /// A `v1alpha1` or `v1alpha2` Kptfile.
     #[error("Kptfile at {} has an old version ({}) of the Kptfile schema.\n{}", go_quote_path(.dir), decode::go_quote(.version), old_version_hint(.version))]
@@ -157,6 +159,7 @@ pub fn load(dir: &Path) -> Result<Kptfile, KptfileError> {
             return Err(KptfileError::Unreadable {
                 dir: dir.to_path_buf(),
                 details: e.to_string(),
+                mark: None,
             })
         }
     };
@@ -171,11 +174,18 @@ pub fn parse(dir: &Path, bytes: &[u8]) -> Result<Kptfile, KptfileError> {
     let unreadable = |details: String| KptfileError::Unreadable {
         dir: dir.to_path_buf(),
         details,
+        mark: None,
     };
     let doc = match Decoder::new(bytes).next_document() {
         Ok(Some(doc)) => doc,
         Ok(None) => return Err(unreadable("EOF".to_string())),
-        Err(e) => return Err(unreadable(e.to_string())),
+        Err(e) => {
+            return Err(KptfileError::Unreadable {
+                dir: dir.to_path_buf(),
+                details: e.to_string(),
+                mark: Some(e.position()),
+            })
+        }
     };
     let root = doc.content.first().cloned().unwrap_or_default();
     check_version(dir, &root).map_err(|e| match e {
@@ -217,6 +227,7 @@ fn check_version(dir: &Path, root: &Node) -> Result<(), VersionCheck> {
             return Err(VersionCheck::Error(KptfileError::Unreadable {
                 dir: dir.to_path_buf(),
                 details: format!("unexpected GroupVersion string: {api_version}"),
+                mark: None,
             }))
         }
     };

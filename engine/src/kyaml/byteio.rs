@@ -73,11 +73,23 @@ impl ByteReader {
         let count = values.len();
         let mut out = ReadOutput::default();
         let mut index = 0;
+        // Line where the current chunk starts, so errors can point into the
+        // whole input (a separator line sits between chunks).
+        let mut first_line = 0;
         for (i, value) in values.iter_mut().enumerate() {
+            let lines = value.iter().filter(|&&b| b == b'\n').count() + 1;
             if i != count - 1 {
                 value.push(b'\n');
             }
-            let Some(node) = self.decode(value, index)? else {
+            let decoded = self.decode(value, index).map_err(|e| match e {
+                KyamlError::MalformedYaml { message, mark } => KyamlError::MalformedYaml {
+                    message,
+                    mark: (mark.0 + first_line, mark.1),
+                },
+                other => other,
+            });
+            first_line += lines + 1;
+            let Some(node) = decoded? else {
                 continue;
             };
             if !self.disable_unwrapping && count == 1 && is_wrapper(&node) {

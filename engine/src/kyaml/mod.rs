@@ -62,8 +62,15 @@ pub enum KyamlError {
     #[error("missing Resource metadata")]
     MissingMetadata,
     /// go-yaml could not parse a document.
-    #[error("MalformedYAMLError: {0}")]
-    MalformedYaml(String),
+    #[error("MalformedYAMLError: {message}")]
+    MalformedYaml {
+        /// go-yaml's message (its line number counts from the start of the
+        /// document chunk kyaml split off, as kpt prints it).
+        message: String,
+        /// Where the problem is in the whole input: 0-based line and
+        /// column, for diagnostics.
+        mark: (usize, usize),
+    },
     /// go-yaml could not encode a node.
     #[error("{0}")]
     Encode(String),

@@ -11,7 +11,10 @@ use crate::yaml::{Encoder, Node};
 pub(crate) fn decode_first_document(input: &[u8]) -> Result<Option<Node>> {
     Decoder::new(input)
         .next_document()
-        .map_err(|e| KyamlError::MalformedYaml(e.to_string()))
+        .map_err(|e| KyamlError::MalformedYaml {
+            message: e.to_string(),
+            mark: e.position(),
+        })
 }
 
 /// `yaml.Unmarshal(input, &node)`: the first document, `None` if there is

@@ -226,7 +226,5 @@ fn validate_config_paths(pkg: &Package) -> Result<(), RenderError> {
 
 /// The package's own resources, read as kpt reads them.
 fn read_local(pkg: &Package) -> Result<Vec<Node>, RenderError> {
-    pkgio::LocalPackageReader::kpt(&pkg.dir, &pkg.dir.to_string_lossy())
-        .read()
-        .map_err(|e| RenderError::Message(e.to_string()))
+    Ok(pkgio::LocalPackageReader::kpt(&pkg.dir, &pkg.dir.to_string_lossy()).read()?)
 }

@@ -78,9 +78,24 @@ pub enum RenderError {
     /// A function failed.
     #[error(transparent)]
     Function(#[from] FnError),
+    /// Reading the package's files failed (malformed YAML, unreadable
+    /// files).
+    #[error(transparent)]
+    Read(#[from] crate::kyaml::KyamlError),
     /// Anything else, with kpt's message.
     #[error("{0}")]
     Message(String),
+}
+
+/// Where in a user's file an error is, for a source snippet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourcePosition {
+    /// The file.
+    pub path: PathBuf,
+    /// 0-based line.
+    pub line: usize,
+    /// 0-based column (in characters).
+    pub column: usize,
 }
 
 impl RenderError {
@@ -88,6 +103,36 @@ impl RenderError {
     /// non-zero exit), so no `Error:` line should follow.
     pub fn already_reported(&self) -> bool {
         matches!(self, RenderError::Function(FnError::Reported(_)))
+    }
+
+    /// The file and position a syntax error points at, if any.
+    pub fn source_position(&self) -> Option<SourcePosition> {
+        use crate::kyaml::KyamlError;
+        match self {
+            RenderError::Kptfile(KptfileError::Unreadable {
+                dir,
+                mark: Some((line, column)),
+                ..
+            })
+            | RenderError::Package(PackageError::Kptfile(KptfileError::Unreadable {
+                dir,
+                mark: Some((line, column)),
+                ..
+            })) => Some(SourcePosition {
+                path: dir.join(crate::kptfile::KPTFILE_NAME),
+                line: *line,
+                column: *column,
+            }),
+            RenderError::Read(KyamlError::File { path, source }) => match source.as_ref() {
+                KyamlError::MalformedYaml { mark, .. } => Some(SourcePosition {
+                    path: PathBuf::from(path),
+                    line: mark.0,
+                    column: mark.1,
+                }),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// Whether kpt prints the message bare, without `Error: ` (Kptfile

@@ -320,7 +320,10 @@ fn zone(b: &[u8], i: &mut usize) -> bool {
                 && d[4].is_ascii_digit()
             {
                 *i += 6;
-                true
+                // Go 1.23 (kpt's) rejects offsets past 24 hours or 60 minutes.
+                let hours = (d[0] - b'0') * 10 + (d[1] - b'0');
+                let minutes = (d[3] - b'0') * 10 + (d[4] - b'0');
+                hours <= 24 && minutes <= 60
             } else {
                 false
             }
@@ -387,6 +390,7 @@ mod tests {
             ("2001-12-14 21:59:43.10", "!!timestamp"),
             ("2001-12-14T21:59:43+05:00", "!!timestamp"),
             ("2001-12-14 21:59:43,10", "!!timestamp"),
+            ("2001-12-14T21:59:43+25:00", "!!str"),
             ("1.2.3", "!!str"),
             ("-", "!!str"),
             ("<<", "!!merge"),
