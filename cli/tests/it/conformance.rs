@@ -351,6 +351,12 @@ fn read_expectations(file: &Path) -> BTreeMap<String, String> {
 fn run_corpus(label: &str, root: &Path, expectations: &BTreeMap<String, String>) -> Vec<String> {
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     let mut regressions = Vec::new();
+    let mut report = String::new();
+    let mut println = |line: String| {
+        println!("{line}");
+        report.push_str(&line);
+        report.push('\n');
+    };
     for case in find_cases(root) {
         let name = case
             .strip_prefix(root)
@@ -361,15 +367,15 @@ fn run_corpus(label: &str, root: &Path, expectations: &BTreeMap<String, String>)
         match &outcome {
             Outcome::Pass => {
                 passed += 1;
-                println!("{label}: pass {name}");
+                println(format!("{label}: pass {name}"));
             }
             Outcome::Fail(why) => {
                 failed += 1;
-                println!("{label}: FAIL {name}: {why}");
+                println(format!("{label}: FAIL {name}: {why}"));
             }
             Outcome::Skip(why) => {
                 skipped += 1;
-                println!("{label}: skip {name}: {why}");
+                println(format!("{label}: skip {name}: {why}"));
             }
         }
         let expected_pass = expectations.get(&name).map(String::as_str) == Some("pass");
@@ -377,7 +383,11 @@ fn run_corpus(label: &str, root: &Path, expectations: &BTreeMap<String, String>)
             regressions.push(name);
         }
     }
-    println!("{label}: {passed} passed, {failed} failed, {skipped} skipped");
+    println(format!("{label}: {passed} passed, {failed} failed, {skipped} skipped"));
+    // Also kept as a file, so CI can show it without --nocapture.
+    let dir = repo_root().join("target/conformance");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(format!("{}.txt", label.replace('/', "-"))), report);
     regressions
 }
 
