@@ -383,7 +383,9 @@ fn run_corpus(label: &str, root: &Path, expectations: &BTreeMap<String, String>)
             regressions.push(name);
         }
     }
-    println(format!("{label}: {passed} passed, {failed} failed, {skipped} skipped"));
+    println(format!(
+        "{label}: {passed} passed, {failed} failed, {skipped} skipped"
+    ));
     // Also kept as a file, so CI can show it without --nocapture.
     let dir = repo_root().join("target/conformance");
     let _ = std::fs::create_dir_all(&dir);
