@@ -881,7 +881,7 @@ fn format_float(f: f64) -> Result<String, String> {
 
 /// Go's `%#v` of a string (for duplicate-key errors).
 fn go_quote(s: &str) -> String {
-    format!("{s:?}")
+    crate::gostr::quote(s)
 }
 
 #[cfg(test)]

@@ -155,7 +155,7 @@ fn go_parse_int_base0(s: &str) -> Option<Resolved> {
 
 /// go-yaml's `yamlStyleFloat`:
 /// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
-fn is_yaml_style_float(s: &str) -> bool {
+pub fn is_yaml_style_float(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = 0;
     if i < b.len() && (b[i] == b'-' || b[i] == b'+') {
