@@ -31,7 +31,7 @@ pub fn run(args: RenderArgs) -> ExitCode {
 }
 
 fn fail(message: &str) {
-    eprint!("Error: {message} \n");
+    eprintln!("Error: {message} ");
 }
 
 fn try_run(args: RenderArgs) -> Result<(), ()> {
@@ -102,7 +102,7 @@ fn report_failure(failure: &RenderFailure) {
         return;
     }
     if error.printed_bare() {
-        eprint!("{error} \n");
+        eprintln!("{error} ");
     } else {
         fail(&error.to_string());
     }

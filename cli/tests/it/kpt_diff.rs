@@ -271,7 +271,7 @@ fn yaml_fixtures_match_kpt() {
                 "{}-{suffix}",
                 f.file_name().unwrap().to_string_lossy().replace('.', "_")
             );
-            let pkg = package_of(work.path(), &name, &[f.clone()], cat);
+            let pkg = package_of(work.path(), &name, std::slice::from_ref(&f), cat);
             cases.push((name, pkg, args.clone()));
         }
         let all = package_of(
@@ -286,7 +286,7 @@ fn yaml_fixtures_match_kpt() {
                 "error-{}-{suffix}",
                 f.file_name().unwrap().to_string_lossy().replace('.', "_")
             );
-            let pkg = package_of(work.path(), &name, &[f.clone()], cat);
+            let pkg = package_of(work.path(), &name, std::slice::from_ref(&f), cat);
             cases.push((name, pkg, args.clone()));
         }
     }
@@ -318,7 +318,7 @@ fn one_megabyte_document_matches_kpt() {
     let mut cases = Vec::new();
     for cat in [false, true] {
         let name = if cat { "big-cat" } else { "big-no-pipeline" };
-        let pkg = package_of(work.path(), name, &[big.clone()], cat);
+        let pkg = package_of(work.path(), name, std::slice::from_ref(&big), cat);
         cases.push((
             name.to_string(),
             pkg,

@@ -115,7 +115,7 @@ fn parse_radix(digits: &str, radix: u32, negative: bool) -> Option<Resolved> {
     let magnitude = u64::from_str_radix(digits, radix).ok()?;
     if negative {
         if magnitude <= i64::MAX as u64 + 1 {
-            return Some(Resolved::Int((magnitude as i128 * -1) as i64));
+            return Some(Resolved::Int((-(magnitude as i128)) as i64));
         }
         return None;
     }
