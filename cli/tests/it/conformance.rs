@@ -142,9 +142,28 @@ fn run_bash(script: &Path, cwd: &Path, shim: &Path) -> Output {
         .expect("bash runs")
 }
 
-fn render_command(pkg: &Path, config: &CaseConfig, results: Option<&Path>) -> Output {
-    let mut cmd = Command::new(krmgraph_bin());
-    cmd.arg("render").arg(pkg);
+/// Which tool renders: krmgraph, or the real kpt when blessing the
+/// project's own cases (their expectations come from kpt, the oracle).
+#[derive(Clone, Copy, PartialEq)]
+enum Tool {
+    Krmgraph,
+    Kpt,
+}
+
+fn render_command(tool: Tool, pkg: &Path, config: &CaseConfig, results: Option<&Path>) -> Output {
+    let mut cmd = match tool {
+        Tool::Krmgraph => {
+            let mut c = Command::new(krmgraph_bin());
+            c.arg("render");
+            c
+        }
+        Tool::Kpt => {
+            let mut c = Command::new("kpt");
+            c.args(["fn", "render"]);
+            c
+        }
+    };
+    cmd.arg(pkg);
     if let Some(dir) = results {
         cmd.arg("--results-dir").arg(dir);
     }
@@ -179,6 +198,12 @@ fn first_difference(want: &str, got: &str) -> String {
 
 /// Runs one case directory (the one holding `.expected/`).
 fn run_case(case: &Path) -> Outcome {
+    run_case_with(case, Tool::Krmgraph)
+}
+
+/// Runs `case` with `tool`; with [`Tool::Kpt`], writes what kpt produced as
+/// the case's `diff.patch` (and `results.yaml` when the case has one).
+fn run_case_with(case: &Path, tool: Tool) -> Outcome {
     let expected = case.join(".expected");
     let config = match read_config(&expected) {
         Ok(c) => c,
@@ -198,7 +223,10 @@ fn run_case(case: &Path) -> Outcome {
     if let Err(e) = copy_tree(case, &pkg) {
         return Outcome::Fail(format!("copying the case: {e}"));
     }
-    let shim = kpt_shim(tmp.path());
+    let shim = match tool {
+        Tool::Krmgraph => kpt_shim(tmp.path()),
+        Tool::Kpt => tmp.path().join("no-shim"),
+    };
     git(&pkg, &["init", "-q"]);
     git(&pkg, &["add", "--all"]);
     git(&pkg, &["commit", "-qm", "first", "--allow-empty"]);
@@ -216,7 +244,7 @@ fn run_case(case: &Path) -> Outcome {
         let out = if expected.join("exec.sh").exists() {
             run_bash(&expected.join("exec.sh"), &pkg, &shim)
         } else {
-            render_command(&pkg, &config, results_dir.as_deref())
+            render_command(tool, &pkg, &config, results_dir.as_deref())
         };
         let stderr = sanitize_stderr(&String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -234,6 +262,9 @@ fn run_case(case: &Path) -> Outcome {
                 ))
             });
         }
+        if tool == Tool::Kpt && run == 0 {
+            bless(&expected, results_dir.as_deref());
+        }
         if run == 0 {
             if let Some(failure) =
                 check_first_run(&config, &stderr, &stdout, results_dir.as_deref(), &expected)
@@ -245,6 +276,9 @@ fn run_case(case: &Path) -> Outcome {
         git(&pkg, &["commit", "-qm", "second", "--allow-empty"]);
         let diff =
             String::from_utf8_lossy(&git(&pkg, &["diff", &first, "HEAD"]).stdout).to_string();
+        if tool == Tool::Kpt && run == 0 {
+            std::fs::write(expected.join("diff.patch"), &diff).unwrap();
+        }
         let want = std::fs::read_to_string(expected.join("diff.patch")).unwrap_or_default();
         if diff.trim() != want.trim() {
             return Outcome::Fail(format!(
@@ -261,6 +295,15 @@ fn run_case(case: &Path) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+/// Writes kpt's `results.yaml` as the case's expectation.
+fn bless(expected: &Path, results_dir: Option<&Path>) {
+    if let Some(dir) = results_dir {
+        if let Ok(results) = std::fs::read(dir.join("results.yaml")) {
+            std::fs::write(expected.join("results.yaml"), results).unwrap();
+        }
+    }
 }
 
 /// A case that failed because it needs a function krmgraph cannot run yet
@@ -409,6 +452,14 @@ fn project_cases() {
             )
         })
         .collect();
+    if std::env::var("KRMGRAPH_BLESS").as_deref() == Ok("1") {
+        // Expectations come from the real kpt: run each case with kpt and
+        // keep what it wrote.
+        for case in find_cases(&root) {
+            let outcome = run_case_with(&case, Tool::Kpt);
+            println!("blessed with kpt: {} ({outcome:?})", case.display());
+        }
+    }
     let regressions = run_corpus("testdata/render", &root, &all);
     assert!(
         regressions.is_empty(),
