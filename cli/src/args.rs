@@ -54,6 +54,11 @@ pub struct RenderArgs {
     #[arg(long = "allow-alpha-wasm")]
     pub allow_alpha_wasm: bool,
 
+    /// Never run images as built-in functions (they then need a container
+    /// runtime).
+    #[arg(long = "no-builtins")]
+    pub no_builtins: bool,
+
     /// Truncate function Results and Stderr to 4 lines.
     #[arg(long = "truncate-output", action = ArgAction::Set, num_args = 0..=1,
           default_value_t = true, default_missing_value = "true", require_equals = true)]

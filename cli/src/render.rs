@@ -65,6 +65,7 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             allow_network: args.allow_network,
             image_pull_policy: args.image_pull_policy.clone(),
             truncate_output: args.truncate_output,
+            no_builtins: args.no_builtins,
         },
     };
     let mut reporter = StderrReporter {
