@@ -14,8 +14,10 @@
 //! One file per function family, each exporting its `BUILTINS` (with the
 //! image tags each answers for); [`REGISTRY`] lists the families.
 
+pub mod apply_setters;
 pub mod drop_comments;
 pub mod framework;
+pub mod list_setters;
 pub mod no_op;
 
 use super::exec::ProcessOutput;
@@ -54,7 +56,11 @@ impl std::fmt::Debug for Builtin {
 
 /// Every family of built-ins, in `krmgraph fn list` order. Each function
 /// file exports its entries as `BUILTINS`.
-pub static REGISTRY: &[&[Builtin]] = &[BASE];
+pub static REGISTRY: &[&[Builtin]] = &[
+    BASE,
+    apply_setters::BUILTINS,
+    list_setters::BUILTINS,
+];
 
 /// The demo and identity functions.
 static BASE: &[Builtin] = &[
