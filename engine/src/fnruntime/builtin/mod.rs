@@ -15,6 +15,7 @@
 //! image tags each answers for); [`REGISTRY`] lists the families.
 
 pub mod apply_setters;
+pub mod create_setters;
 pub mod drop_comments;
 pub mod framework;
 pub mod list_setters;
@@ -59,6 +60,7 @@ impl std::fmt::Debug for Builtin {
 pub static REGISTRY: &[&[Builtin]] = &[
     BASE,
     apply_setters::BUILTINS,
+    create_setters::BUILTINS,
     list_setters::BUILTINS,
 ];
 
