@@ -20,6 +20,7 @@ pub mod drop_comments;
 pub mod framework;
 pub mod list_setters;
 pub mod no_op;
+pub mod search_replace;
 
 use super::exec::ProcessOutput;
 
@@ -62,6 +63,7 @@ pub static REGISTRY: &[&[Builtin]] = &[
     apply_setters::BUILTINS,
     create_setters::BUILTINS,
     list_setters::BUILTINS,
+    search_replace::BUILTINS,
 ];
 
 /// The demo and identity functions.
