@@ -265,7 +265,9 @@ other: [dev]
             resources: "apiVersion: v1\nkind: X\nmetadata:\n  name: p\n",
             config: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata: {}\n",
             want_resources: None,
-            want_results: &["[error]: failed to create setters: input setters list cannot be empty"],
+            want_results: &[
+                "[error]: failed to create setters: input setters list cannot be empty",
+            ],
             want_exit: 1,
             want_stderr: "[error] : failed to create setters: input setters list cannot be empty\n",
         });

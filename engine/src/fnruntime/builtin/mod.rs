@@ -14,6 +14,7 @@
 //! One file per function family, each exporting its `BUILTINS` (with the
 //! image tags each answers for); [`REGISTRY`] lists the families.
 
+pub mod apply_replacements;
 pub mod apply_setters;
 pub mod create_setters;
 pub mod drop_comments;
@@ -21,6 +22,7 @@ pub mod framework;
 pub mod list_setters;
 pub mod no_op;
 pub mod search_replace;
+pub mod set_image;
 
 use super::exec::ProcessOutput;
 
@@ -64,6 +66,8 @@ pub static REGISTRY: &[&[Builtin]] = &[
     create_setters::BUILTINS,
     list_setters::BUILTINS,
     search_replace::BUILTINS,
+    set_image::BUILTINS,
+    apply_replacements::BUILTINS,
 ];
 
 /// The demo and identity functions.

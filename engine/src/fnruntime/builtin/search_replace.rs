@@ -131,7 +131,9 @@ impl SearchReplace {
                     r#"at least one of ["{BY_VALUE}", "{BY_VALUE_REGEX}", "{BY_PATH}", "{BY_FILE_PATH}"] must be provided"#
                 )
             } else {
-                format!(r#"at least one of ["{BY_VALUE}", "{BY_VALUE_REGEX}", "{BY_PATH}"] must be provided"#)
+                format!(
+                    r#"at least one of ["{BY_VALUE}", "{BY_VALUE_REGEX}", "{BY_PATH}"] must be provided"#
+                )
             });
         }
         if !sr.by_value_regex.is_empty() {
@@ -150,7 +152,8 @@ impl SearchReplace {
     pub fn filter(&mut self, nodes: &mut [Node]) -> Result<(), String> {
         for node in nodes {
             self.file_path = report::file_path(node);
-            if !self.by_file_path.is_empty() && !file_path_match(&self.by_file_path, &self.file_path)
+            if !self.by_file_path.is_empty()
+                && !file_path_match(&self.by_file_path, &self.file_path)
             {
                 continue;
             }
@@ -174,7 +177,8 @@ fn wildcard_match(want: &[&str], got: &[&str], eq: impl Fn(&str, &str) -> bool +
     match want.split_first() {
         None => got.is_empty(),
         Some((&"**", rest)) => {
-            wildcard_match(rest, got, eq) || (!got.is_empty() && wildcard_match(want, &got[1..], eq))
+            wildcard_match(rest, got, eq)
+                || (!got.is_empty() && wildcard_match(want, &got[1..], eq))
         }
         Some((&"*", rest)) => !got.is_empty() && wildcard_match(rest, &got[1..], eq),
         Some((w, rest)) => !got.is_empty() && eq(w, got[0]) && wildcard_match(rest, &got[1..], eq),
@@ -264,12 +268,16 @@ impl Visitor for SearchReplace {
             return Ok(());
         }
         let path_match = self.path_match(path);
-        let regex_match = self.regex.as_ref().and_then(|re| re.captures(&node.value).map(|c| (re, c)));
+        let regex_match = self
+            .regex
+            .as_ref()
+            .and_then(|re| re.captures(&node.value).map(|c| (re, c)));
         let value_match =
             (!self.by_value.is_empty() && node.value == self.by_value) || regex_match.is_some();
         let no_value_matcher = self.by_value.is_empty() && self.by_value_regex.is_empty();
-        let matched = (value_match && path_match)
-            || (value_match && self.by_path.is_empty())
+        // The catalog's condition: `(valueMatch && pathMatch) ||
+        // (valueMatch && ByPath == "") || (pathMatch && no value matcher)`.
+        let matched = (value_match && (path_match || self.by_path.is_empty()))
             || (path_match && no_value_matcher);
         if !matched {
             return Ok(());
@@ -284,7 +292,11 @@ impl Visitor for SearchReplace {
             node.value = v;
         }
         if let Some(c) = new_comment {
-            node.line_comment = if c.starts_with('#') { c } else { format!("# {c}") };
+            node.line_comment = if c.starts_with('#') {
+                c
+            } else {
+                format!("# {c}")
+            };
         }
         let message = if self.put_value.is_empty() && self.put_comment.is_empty() {
             format!("Matched field value {}", quote(&node.value))

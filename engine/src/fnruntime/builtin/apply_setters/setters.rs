@@ -172,7 +172,10 @@ mod tests {
     #[test]
     fn current_values() {
         assert_eq!(
-            current_setter_values("my-app-layer.${stage}.${domain}.${tld}", "my-app-layer.dev.example.com"),
+            current_setter_values(
+                "my-app-layer.${stage}.${domain}.${tld}",
+                "my-app-layer.dev.example.com"
+            ),
             vec![
                 ("stage".to_string(), "dev".to_string()),
                 ("domain".to_string(), "example".to_string()),

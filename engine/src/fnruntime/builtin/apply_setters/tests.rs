@@ -78,13 +78,22 @@ pub fn run_case(case: Case<'_>) {
     let out = (case.run)(&stdin);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(stderr, case.want_stderr, "stderr");
-    assert_eq!(out.exit_code, Some(case.want_exit), "exit code; stderr: {stderr}");
+    assert_eq!(
+        out.exit_code,
+        Some(case.want_exit),
+        "exit code; stderr: {stderr}"
+    );
     let read = ByteReader {
         omit_reader_annotations: true,
         ..Default::default()
     }
     .read(&out.stdout)
-    .unwrap_or_else(|e| panic!("output does not parse: {e}\n{}", String::from_utf8_lossy(&out.stdout)));
+    .unwrap_or_else(|e| {
+        panic!(
+            "output does not parse: {e}\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
     let results: Vec<String> = read
         .results
         .as_ref()
@@ -251,9 +260,12 @@ spec:
 "#,
         config: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  image: nginx\n",
         want_resources: None,
-        want_results: &["[error]: failed to apply setters: values for setters [${tag}] must be provided"],
+        want_results: &[
+            "[error]: failed to apply setters: values for setters [${tag}] must be provided",
+        ],
         want_exit: 1,
-        want_stderr: "[error] : failed to apply setters: values for setters [${tag}] must be provided\n",
+        want_stderr:
+            "[error] : failed to apply setters: values for setters [${tag}] must be provided\n",
     });
 }
 
@@ -264,9 +276,12 @@ fn array_setter_needs_a_list() {
         resources: "apiVersion: v1\nkind: X\nmetadata:\n  name: p\nenv: # kpt-set: ${env}\n- a\n",
         config: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\ndata:\n  env: prod\n",
         want_resources: None,
-        want_results: &["[error]: failed to apply setters: input to array setter must be an array of values"],
+        want_results: &[
+            "[error]: failed to apply setters: input to array setter must be an array of values",
+        ],
         want_exit: 1,
-        want_stderr: "[error] : failed to apply setters: input to array setter must be an array of values\n",
+        want_stderr:
+            "[error] : failed to apply setters: input to array setter must be an array of values\n",
     });
 }
 

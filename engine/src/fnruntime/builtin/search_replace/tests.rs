@@ -25,7 +25,9 @@ fn catalog_example() {
     run_case(Case {
         run: super::run,
         resources: DEPLOYMENT,
-        config: &config("  by-path: metadata.name\n  by-value: the-deployment\n  put-value: my-deployment\n"),
+        config: &config(
+            "  by-path: metadata.name\n  by-value: the-deployment\n  put-value: my-deployment\n",
+        ),
         want_resources: Some(&DEPLOYMENT.replace("name: the-deployment", "name: my-deployment")),
         want_results: &[
             r#"[info] metadata.name: Mutated field value to "my-deployment" (resources.yaml)"#,
@@ -99,13 +101,21 @@ fn by_file_path() {
     let resources = format!(
         "{DEPLOYMENT}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: the-deployment\n  annotations:\n    config.kubernetes.io/path: sub/dir/cm.yaml\n"
     );
-    let want = resources.replacen("name: the-deployment\n  annotations", "name: renamed\n  annotations", 1);
+    let want = resources.replacen(
+        "name: the-deployment\n  annotations",
+        "name: renamed\n  annotations",
+        1,
+    );
     run_case(Case {
         run: super::run,
         resources: &resources,
-        config: &config("  by-file-path: '**/cm.yaml'\n  by-value: the-deployment\n  put-value: renamed\n"),
+        config: &config(
+            "  by-file-path: '**/cm.yaml'\n  by-value: the-deployment\n  put-value: renamed\n",
+        ),
         want_resources: Some(&want),
-        want_results: &[r#"[info] metadata.name: Mutated field value to "renamed" (sub/dir/cm.yaml)"#],
+        want_results: &[
+            r#"[info] metadata.name: Mutated field value to "renamed" (sub/dir/cm.yaml)"#,
+        ],
         want_exit: 0,
         want_stderr: "",
     });
