@@ -2,8 +2,9 @@
 //! one result per setter name, sorted by name:
 //! `Name: tag, Value: 1.16.2, Type: str, Count: 1` (kyaml framework, no
 //! severity). The value is recovered from the first field that uses the
-//! setter; sequences give `[a, b]` and type `array`; scalars the type of
-//! their tag (`str`, `int`, `bool`, ...). Resources are not changed.
+//! setter; a sequence gives its items sorted (`[a, b]`) and type `array`; a
+//! scalar the type of its tag (`str`, `int`, `bool`, ...). Resources are
+//! not changed.
 
 use super::apply_setters::report::{self, Item};
 use super::apply_setters::setters::{self, extract_setter_pattern, Visitor};
@@ -100,7 +101,9 @@ impl Visitor for ListSetters {
             if names.len() != 1 || names[0] != pattern {
                 continue;
             }
-            let values: Vec<&str> = value.content.iter().map(|n| n.value.as_str()).collect();
+            // The catalog example shows `- stage\n- dev` as `[dev, stage]`.
+            let mut values: Vec<&str> = value.content.iter().map(|n| n.value.as_str()).collect();
+            values.sort_unstable();
             let value = format!("[{}]", values.join(", "));
             self.add(setters::clean(pattern), value, "array".into());
         }
@@ -156,7 +159,7 @@ env: [a] # kpt-set: ${env}
             config: "",
             want_resources: None,
             want_results: &[
-                "[info]: Name: env, Value: [stage, dev], Type: array, Count: 2",
+                "[info]: Name: env, Value: [dev, stage], Type: array, Count: 2",
                 "[info]: Name: nginx-replicas, Value: 3, Type: int, Count: 1",
                 "[info]: Name: tag, Value: 1.16.2, Type: str, Count: 1",
             ],

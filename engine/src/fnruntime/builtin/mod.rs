@@ -21,6 +21,7 @@ pub mod drop_comments;
 pub mod framework;
 pub mod list_setters;
 pub mod no_op;
+pub mod remove_local_config;
 pub mod search_replace;
 pub mod set_image;
 
@@ -68,6 +69,7 @@ pub static REGISTRY: &[&[Builtin]] = &[
     search_replace::BUILTINS,
     set_image::BUILTINS,
     apply_replacements::BUILTINS,
+    remove_local_config::BUILTINS,
 ];
 
 /// The demo and identity functions.
