@@ -19,6 +19,29 @@ pub enum Command {
     /// Render a package hierarchy: run every Kptfile pipeline, depth-first,
     /// and write the result (kpt's `kpt fn render`).
     Render(RenderArgs),
+    /// Work with single functions: run a built-in as a KRM function, list
+    /// the built-ins.
+    #[command(subcommand)]
+    Fn(FnCommand),
+}
+
+/// `krmgraph fn ...`.
+#[derive(Debug, Subcommand)]
+pub enum FnCommand {
+    /// Run a built-in function as a standalone KRM function: a
+    /// ResourceList on stdin, the result on stdout (usable from kpt or
+    /// kustomize as an `exec:` function).
+    Run(FnRunArgs),
+    /// List the built-in functions, their tags and config kinds.
+    List,
+}
+
+/// Flags of `krmgraph fn run`.
+#[derive(Debug, clap::Args)]
+pub struct FnRunArgs {
+    /// The function: an image reference such as `set-labels:v0.1.4` or
+    /// `gcr.io/kpt-fn/set-labels:v0.1.4`.
+    pub image: String,
 }
 
 /// Flags of `krmgraph render` (the flags of `kpt fn render`).
