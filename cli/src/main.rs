@@ -17,5 +17,6 @@ fn main() -> ExitCode {
         args::Command::Render(args) => render::run(args),
         args::Command::Fn(args::FnCommand::Run(args)) => function::run(args),
         args::Command::Fn(args::FnCommand::List) => function::list(),
+        args::Command::Fn(args::FnCommand::Eval(args)) => render::eval(args),
     }
 }
