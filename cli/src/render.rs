@@ -220,11 +220,12 @@ fn resolve_symlink(path: &Path) -> Result<PathBuf, ()> {
     let resolved = match eval_symlinks(path) {
         Ok(p) => p,
         Err(e) => {
-            fail(&format!(
-                "lstat {}: {}",
+            // kpt reports this from its argument check, cobra style.
+            eprintln!(
+                "error: lstat {}: {}",
                 path.display(),
                 krmgraph_engine::fnruntime::exec::go_errno_text(&e)
-            ));
+            );
             return Err(());
         }
     };
