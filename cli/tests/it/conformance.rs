@@ -32,6 +32,10 @@ struct CaseConfig {
     disable_output_truncate: bool,
     skip: bool,
     test_type: String,
+    /// eval cases: the function and its `key=value` arguments.
+    image: String,
+    exec_path: String,
+    args: Vec<String>,
 }
 
 /// The result of one case.
@@ -55,6 +59,14 @@ fn read_config(expected: &Path) -> Result<CaseConfig, String> {
         return Ok(config);
     }
     for pair in root.content.chunks(2) {
+        if pair[0].value == "args" {
+            config.args = pair[1]
+                .content
+                .chunks(2)
+                .map(|kv| format!("{}={}", kv[0].value, kv[1].value))
+                .collect();
+            continue;
+        }
         let (key, value) = (&pair[0].value, pair[1].value.clone());
         let truthy = value == "true";
         match key.as_str() {
@@ -67,6 +79,8 @@ fn read_config(expected: &Path) -> Result<CaseConfig, String> {
             "disableOutputTruncate" => config.disable_output_truncate = truthy,
             "skip" => config.skip = truthy,
             "testType" => config.test_type = value,
+            "image" => config.image = value,
+            "execPath" => config.exec_path = value,
             _ => {}
         }
     }
@@ -111,21 +125,35 @@ fn git(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// A directory holding a `kpt` shim that forwards `kpt fn render|eval` to
-/// krmgraph, for `exec.sh` scripts.
+/// krmgraph (and anything else to the real kpt), for `exec.sh` scripts.
 fn kpt_shim(tmp: &Path) -> PathBuf {
     let dir = tmp.join("shim");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
         "#!/usr/bin/env bash\nif [ \"$1\" = fn ] && [ \"$2\" = render ]; then shift 2; exec {bin} render \"$@\"; fi\n\
          if [ \"$1\" = fn ] && [ \"$2\" = eval ]; then shift 2; exec {bin} fn eval \"$@\"; fi\n\
-         echo \"kpt shim: unsupported command: $*\" >&2; exit 2\n",
-        bin = krmgraph_bin().display()
+         {fallback}",
+        bin = krmgraph_bin().display(),
+        fallback = real_kpt_fallback()
     );
     let path = dir.join("kpt");
     std::fs::write(&path, script).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
+}
+
+/// Commands other than `fn render|eval` (e.g. `kpt pkg init`) are kpt's
+/// own: the shim hands them to the real kpt when it is installed.
+fn real_kpt_fallback() -> String {
+    let real = Command::new("sh")
+        .args(["-c", "command -v kpt"])
+        .output()
+        .ok();
+    match real.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()) {
+        Some(path) if !path.is_empty() => format!("exec {path} \"$@\"\n"),
+        _ => "echo \"kpt shim: kpt is not installed for: $*\" >&2; exit 2\n".to_string(),
+    }
 }
 
 fn run_bash(script: &Path, cwd: &Path, shim: &Path) -> Output {
@@ -163,6 +191,35 @@ fn render_command(tool: Tool, pkg: &Path, config: &CaseConfig, results: Option<&
             c
         }
     };
+    if config.test_type == "eval" {
+        cmd = match tool {
+            Tool::Krmgraph => {
+                let mut c = Command::new(krmgraph_bin());
+                c.args(["fn", "eval"]);
+                c
+            }
+            Tool::Kpt => {
+                let mut c = Command::new("kpt");
+                c.args(["fn", "eval"]);
+                c
+            }
+        };
+        cmd.arg(pkg);
+        if !config.image.is_empty() {
+            cmd.arg("--image").arg(&config.image);
+        }
+        if !config.exec_path.is_empty() {
+            cmd.arg("--exec").arg(&config.exec_path);
+        }
+        if let Some(dir) = results {
+            cmd.arg("--results-dir").arg(dir);
+        }
+        if !config.args.is_empty() {
+            cmd.arg("--").args(&config.args);
+        }
+        cmd.current_dir(pkg.parent().unwrap());
+        return cmd.output().expect("the tool runs");
+    }
     cmd.arg(pkg);
     if let Some(dir) = results {
         cmd.arg("--results-dir").arg(dir);
@@ -212,11 +269,8 @@ fn run_case_with(case: &Path, tool: Tool) -> Outcome {
     if config.skip {
         return Outcome::Skip("the case sets `skip: true`".into());
     }
-    if !config.test_type.is_empty() && config.test_type != "render" {
-        return Outcome::Skip(format!(
-            "testType `{}` (kpt fn eval) is not implemented",
-            config.test_type
-        ));
+    if !matches!(config.test_type.as_str(), "" | "render" | "eval") {
+        return Outcome::Skip(format!("testType `{}` is not known", config.test_type));
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     let pkg = tmp.path().join(case.file_name().unwrap());

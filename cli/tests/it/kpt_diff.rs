@@ -85,25 +85,80 @@ fn run(cmd: &mut Command) -> Output {
 /// Renders a copy of `pkg` with `tool` (`kpt` or krmgraph) under
 /// `<work>/<tool>/<name>` and returns what it left.
 pub fn render_with(tool: &str, work: &Path, pkg: &Path, args: &[&str]) -> Rendered {
+    run_tool(tool, work, pkg, Subcommand::Render, args, None)
+}
+
+/// `kpt fn render` / `krmgraph render`, or `kpt fn eval` / `krmgraph fn eval`.
+#[derive(Clone, Copy)]
+pub enum Subcommand {
+    Render,
+    Eval,
+}
+
+/// Runs `subcommand` with `tool` on a copy of `pkg` under
+/// `<work>/<tool>/<name>` (`<PKG>` in `args` is that copy, `<RESULTS>` a
+/// results directory beside it; without `<PKG>` the copy is the first
+/// argument), with `stdin` when given.
+pub fn run_tool(
+    tool: &str,
+    work: &Path,
+    pkg: &Path,
+    subcommand: Subcommand,
+    args: &[&str],
+    stdin: Option<&[u8]>,
+) -> Rendered {
     let base = work.join(tool);
     let _ = std::fs::remove_dir_all(&base);
     let dest = base.join(pkg.file_name().unwrap());
     copy_tree(pkg, &dest).unwrap();
-    let mut cmd = if tool == "kpt" {
-        let mut c = Command::new("kpt");
-        c.args(["fn", "render"]);
-        c
-    } else {
-        let mut c = Command::new(krmgraph_bin());
-        c.arg("render");
-        c
+    let mut cmd = match (tool, subcommand) {
+        ("kpt", Subcommand::Render) => {
+            let mut c = Command::new("kpt");
+            c.args(["fn", "render"]);
+            c
+        }
+        ("kpt", Subcommand::Eval) => {
+            let mut c = Command::new("kpt");
+            c.args(["fn", "eval"]);
+            c
+        }
+        (_, Subcommand::Render) => {
+            let mut c = Command::new(krmgraph_bin());
+            c.arg("render");
+            c
+        }
+        (_, Subcommand::Eval) => {
+            let mut c = Command::new(krmgraph_bin());
+            c.args(["fn", "eval"]);
+            c
+        }
     };
     let args: Vec<String> = args
         .iter()
-        .map(|a| a.replace("<RESULTS>", &base.join("results").to_string_lossy()))
+        .map(|a| {
+            a.replace("<RESULTS>", &base.join("results").to_string_lossy())
+                .replace("<PKG>", &dest.to_string_lossy())
+        })
         .collect();
-    cmd.arg(&dest).args(&args).current_dir(&base);
-    let out = run(&mut cmd);
+    if !args
+        .iter()
+        .any(|a| a == "-" || a.contains(&*dest.to_string_lossy()))
+    {
+        cmd.arg(&dest);
+    }
+    cmd.args(&args).current_dir(&base);
+    let out = match stdin {
+        None => run(&mut cmd),
+        Some(bytes) => {
+            use std::io::Write;
+            cmd.stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            let mut child = cmd.spawn().expect("command runs");
+            child.stdin.take().unwrap().write_all(bytes).unwrap();
+            child.wait_with_output().expect("command runs")
+        }
+    };
     let mut stderr = String::from_utf8_lossy(&out.stderr).to_string();
     if tool != "kpt" {
         // krmgraph adds a source snippet after kpt's error line; kpt's text

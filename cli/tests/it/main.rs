@@ -4,5 +4,6 @@
 //! is missing, and fail instead when `KRMGRAPH_REQUIRE_KPT=1` is set (CI).
 
 mod conformance;
+mod eval_diff;
 mod kpt_diff;
 mod util;

@@ -99,6 +99,9 @@ pub struct FunctionRunner {
     pub package_dir: String,
     /// Whether images may run as built-ins (`--no-builtins` turns it off).
     pub use_builtins: bool,
+    /// Whether outputs without a package get `package_dir` (render does
+    /// this; `fn eval` does not).
+    pub set_package_path: bool,
 }
 
 /// Where a run takes its functionConfig from.
@@ -152,6 +155,7 @@ impl FunctionRunner {
             show_resource_count: !f.selectors.is_empty() || !f.exclusions.is_empty(),
             package_dir: package_dir.to_string_lossy().into_owned(),
             use_builtins: !options.no_builtins,
+            set_package_path: true,
         })
     }
 
@@ -238,7 +242,7 @@ impl FunctionRunner {
             }
         };
         let mut output = output;
-        for resource in &mut output {
+        for resource in output.iter_mut().filter(|_| self.set_package_path) {
             if krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
                 krm::set_annotation(
                     resource,
@@ -316,6 +320,22 @@ impl FunctionRunner {
             }
         }
     }
+}
+
+/// One mutator inside kyaml's `kio.Pipeline`: the internal-annotation
+/// bookkeeping around the call. An empty output skips reconciliation.
+pub fn run_in_pipeline(
+    runner: &FunctionRunner,
+    input: &mut [Node],
+    config: ConfigSource,
+    ctx: &mut RunContext,
+) -> Result<Vec<Node>, FnError> {
+    let snapshot = kio_pipeline::preprocess_for_internal_annotation_migration(input)
+        .map_err(|e| FnError::Message(e.to_string()))?;
+    let mut output = runner.run(input, config, ctx)?;
+    kio_pipeline::finish_filter(&mut output, &snapshot)
+        .map_err(|e| FnError::Message(e.to_string()))?;
+    Ok(output)
 }
 
 /// kpt's `newFnConfig`: a `configPath` file read from disk (no reader
