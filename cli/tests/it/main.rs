@@ -3,6 +3,7 @@
 //! Tests that need the real `kpt` binary skip with a printed reason when it
 //! is missing, and fail instead when `KRMGRAPH_REQUIRE_KPT=1` is set (CI).
 
+mod builtins_setters;
 mod conformance;
 mod eval_diff;
 mod kpt_diff;
