@@ -75,6 +75,13 @@ fn run(cmd: &mut Command) -> Output {
 /// Renders a copy of `pkg` with `tool` (`kpt` or krmgraph) under
 /// `<work>/<tool>/<name>` and returns what it left.
 pub fn render_with(tool: &str, work: &Path, pkg: &Path, args: &[&str]) -> Rendered {
+    render_with_env(tool, work, pkg, args, &[])
+}
+
+/// [`render_with`] with extra environment variables for the tool. A
+/// `<work>/<tool>/out` directory left by `-o out` is part of the result
+/// (its files as `<out>/<path>`).
+pub fn render_with_env(tool: &str, work: &Path, pkg: &Path, args: &[&str], env: &[(&str, &str)]) -> Rendered {
     let base = work.join(tool);
     let _ = std::fs::remove_dir_all(&base);
     let dest = base.join(pkg.file_name().unwrap());
@@ -89,9 +96,12 @@ pub fn render_with(tool: &str, work: &Path, pkg: &Path, args: &[&str]) -> Render
         c
     };
     let args: Vec<String> = args.iter().map(|a| a.replace("<RESULTS>", &base.join("results").to_string_lossy())).collect();
-    cmd.arg(&dest).args(&args).current_dir(&base);
+    cmd.arg(&dest).args(&args).current_dir(&base).envs(env.iter().copied());
     let out = run(&mut cmd);
     let mut files = read_tree(&dest);
+    for (rel, bytes) in read_tree(&base.join("out")) {
+        files.insert(format!("<out>/{rel}"), bytes);
+    }
     if let Ok(results) = std::fs::read(base.join("results/results.yaml")) {
         files.insert("<results.yaml>".into(), normalise(&String::from_utf8_lossy(&results), &base).into_bytes());
     }

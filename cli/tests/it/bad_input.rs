@@ -1,0 +1,1 @@
+//! Bad inputs (written next).

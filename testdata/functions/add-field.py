@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+# add-field.py [VALUE]: adds to every resource, as text (the rest of the
+# item keeps its formatting): the annotation example.com/added: VALUE,
+# a label added: VALUE when the resource has no labels yet, and a new
+# top-level key addedField: VALUE. Block and flow items are both handled.
+import os, re, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _krm
+
+value = sys.argv[1] if len(sys.argv) > 1 else "yes"
+ID = re.compile(r"(?<![\w./-])config\.k8s\.io/id: '[^']*'")
+head, items, tail = _krm.split(_krm.read())
+out = []
+for chunk in items:
+    res = _krm.item_value(chunk)
+    md = res.get("metadata") if isinstance(res, dict) else None
+    has_labels = isinstance(md, dict) and "labels" in md
+    m = ID.search(chunk)
+    if m:
+        at = m.end()
+        line_start = chunk.rfind("\n", 0, m.start()) + 1
+        before = chunk[line_start:m.start()]
+        if before.strip():  # flow annotations: {..., config.k8s.io/id: 'n'}
+            chunk = chunk[:at] + ", example.com/added: '%s'" % value + chunk[at:]
+            close = chunk.index("}", at)
+            if not has_labels:
+                if chunk[close + 1:close + 2] in ("\n", ""):  # block metadata
+                    indent = before[: len(before) - len(before.lstrip())]
+                    add = "\n%slabels: {added: '%s'}" % (indent, value)
+                else:  # flow metadata
+                    add = ", labels: {added: '%s'}" % value
+                chunk = chunk[: close + 1] + add + chunk[close + 1:]
+        else:  # block annotations, one per line
+            indent = before
+            add = "\n%sexample.com/added: '%s'" % (indent, value)
+            if not has_labels:
+                add += "\n%slabels:\n%s  added: '%s'" % (indent[:-2], indent[:-2], value)
+            chunk = chunk[:at] + add + chunk[at:]
+    stripped = chunk.rstrip("\n")
+    if stripped.startswith("- {") and stripped.endswith("}") and "\n" not in stripped:
+        chunk = stripped[:-1] + ", addedField: '%s'}\n" % value
+    else:
+        # a block item: append at the item's indentation (2)
+        body = chunk.rstrip("\n")
+        chunk = body + "\n  addedField: '%s'\n" % value
+    out.append(chunk)
+_krm.write(_krm.join(head, out, tail))
