@@ -53,6 +53,9 @@ def split(text):
         # the item's dash line: the nearest column-0 `-` at or before it
         while i > floor and not text.startswith("-", i):
             i = line_start(i - 1)
+        # column-0 comments right above the dash belong to this item
+        while i > floor and text.startswith("#", line_start(i - 1)):
+            i = line_start(i - 1)
         starts.append(i)
         floor = max(floor, node.end_mark.index)
     bounds = starts + [tail_start]

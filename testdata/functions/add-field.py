@@ -36,12 +36,11 @@ for chunk in items:
             if not has_labels:
                 add += "\n%slabels:\n%s  added: '%s'" % (indent[:-2], indent[:-2], value)
             chunk = chunk[:at] + add + chunk[at:]
-    stripped = chunk.rstrip("\n")
-    if stripped.startswith("- {") and stripped.endswith("}") and "\n" not in stripped:
-        chunk = stripped[:-1] + ", addedField: '%s'}\n" % value
-    else:
-        # a block item: append at the item's indentation (2)
-        body = chunk.rstrip("\n")
-        chunk = body + "\n  addedField: '%s'\n" % value
+    node = _krm.compose(chunk).value[0]
+    if node.flow_style:  # - {...}: add before the closing brace
+        end = node.end_mark.index - 1
+        chunk = chunk[:end] + ", addedField: '%s'" % value + chunk[end:]
+    else:  # a block item: append at the item's indentation (2)
+        chunk = chunk.rstrip("\n") + "\n  addedField: '%s'\n" % value
     out.append(chunk)
 _krm.write(_krm.join(head, out, tail))

@@ -318,6 +318,8 @@ struct Res {
     api_version: String,
     #[allow(dead_code)]
     namespace: Option<String>,
+    /// The owning package (relative to the root).
+    pkg: String,
     /// Path relative to the owning package.
     file: String,
     index: usize,
@@ -741,6 +743,7 @@ impl Gen {
         let foot = if self.rng.chance(15) { vec!["foot comment".to_string()] } else { vec![] };
         let res = Res {
             name,
+            pkg: String::new(),
             kind: kind.into(),
             api_version: api.into(),
             namespace,
@@ -769,6 +772,7 @@ impl Gen {
         let api = if kind == "Widget" { "example.com/v1" } else { "v1" };
         let res = Res {
             name,
+            pkg: String::new(),
             kind: kind.into(),
             api_version: api.into(),
             namespace,
@@ -820,7 +824,7 @@ impl Gen {
         let mut docs = vec![];
         for i in 0..n {
             let (r, d) = self.resource(rel, i);
-            out.push(r);
+            out.push(Res { pkg: pkg_dir.to_string(), ..r });
             docs.push(d.text());
         }
         self.put_yaml(&join(pkg_dir, rel), docs);
@@ -863,6 +867,7 @@ impl Gen {
         self.files.insert(join(pkg_dir, &rel), text.into_bytes());
         own.push(Res {
             name,
+            pkg: pkg_dir.to_string(),
             kind: "ConfigMap".into(),
             api_version: "v1".into(),
             namespace: None,
@@ -911,7 +916,7 @@ impl Gen {
         }
         if self.rng.chance(35) {
             let (r, text) = self.json_resource("data.json");
-            own.push(r);
+            own.push(Res { pkg: dir.to_string(), ..r });
             self.finish_text(&join(dir, "data.json"), text + "\n");
         }
         if self.rng.chance(25) {
@@ -1044,6 +1049,7 @@ impl Gen {
                         };
                         visible.push(Res {
                             name: format!("gen-{id}"),
+                            pkg: dir.to_string(),
                             kind: kind.into(),
                             api_version: String::new(),
                             namespace: None,
@@ -1072,7 +1078,10 @@ impl Gen {
                     let multi: Vec<&Res> = movable.iter().filter(|r| r.index == 1 && !r.file.is_empty()).collect();
                     let spec = if !multi.is_empty() && self.rng.chance(50) {
                         let b = (*self.rng.pick(&multi)).clone();
-                        let a = movable.iter().find(|r| r.file == b.file && r.index == 0 && r.name != b.name).cloned();
+                        let a = movable
+                            .iter()
+                            .find(|r| r.pkg == b.pkg && r.file == b.file && r.index == 0 && r.name != b.name)
+                            .cloned();
                         match a {
                             Some(a) => format!("{}={}:1 {}={}:0", a.name, a.file, b.name, b.file),
                             None => format!("{}=moved/{}.yaml:0", b.name, b.name),
@@ -1112,12 +1121,11 @@ impl Gen {
             let _ = writeln!(f, "selectors:");
             let n = self.rng.range(1, 2);
             let mut kinds = vec![];
-            for i in 0..n {
+            for _ in 0..n {
                 let r = if visible.is_empty() { None } else { Some(self.rng.pick(visible).clone()) };
-                // a second selector by name only: two selectors matching the
-                // same resource make kpt fail (a kpt bug, kept on purpose),
-                // so keep them mostly disjoint
-                let which = if i == 0 { self.rng.below(7) } else { 1 };
+                // two selectors matching the same resource make kpt fail (a
+                // kpt bug, kept on purpose): two selectors are two names
+                let which = if n == 2 { 1 } else { self.rng.below(7) };
                 let sel = match (which, &r) {
                     (0, Some(r)) if !r.api_version.is_empty() => {
                         format!("kind: {}\n  apiVersion: {}", r.kind, r.api_version)
@@ -1198,7 +1206,7 @@ pub fn write_case(case: &Case, dir: &Path) {
 
 /// The directory holding the python3 that has PyYAML (put first on PATH so
 /// `#!/usr/bin/env python3` skips version-manager shims), or why not.
-fn python_dir() -> Result<PathBuf, String> {
+pub(crate) fn python_dir() -> Result<PathBuf, String> {
     let out = Command::new("python3")
         .args(["-c", "import sys, yaml; print(sys.executable)"])
         .output()
