@@ -14,7 +14,9 @@ fn parse_and_emit(c: &mut Criterion) {
     let mut group = c.benchmark_group("yaml-10MB");
     group.sample_size(10);
     group.throughput(Throughput::Bytes(text.len() as u64));
-    group.bench_function("parse", |b| b.iter(|| parse_documents(text.as_bytes()).unwrap()));
+    group.bench_function("parse", |b| {
+        b.iter(|| parse_documents(text.as_bytes()).unwrap())
+    });
     group.bench_function("emit", |b| {
         b.iter(|| {
             let mut e = Encoder::new();

@@ -67,7 +67,9 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             truncate_output: args.truncate_output,
         },
     };
-    let mut reporter = StderrReporter { truncate: args.truncate_output };
+    let mut reporter = StderrReporter {
+        truncate: args.truncate_output,
+    };
     match render(&pkg, &options, &mut reporter) {
         Ok(outcome) => {
             if output == Output::InPlace {
@@ -103,6 +105,19 @@ fn report_failure(failure: &RenderFailure) {
         eprint!("{error} \n");
     } else {
         fail(&error.to_string());
+    }
+    if let Some(position) = error.source_position() {
+        let message = error.to_string();
+        let last_line = message.lines().last().unwrap_or_default();
+        let message = last_line
+            .rsplit("MalformedYAMLError: ")
+            .next()
+            .unwrap_or(last_line);
+        if let Some(snippet) =
+            crate::diagnostic::snippet(&crate::diagnostic::without_go_line(message), &position)
+        {
+            eprint!("\n{snippet}");
+        }
     }
 }
 

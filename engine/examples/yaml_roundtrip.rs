@@ -25,5 +25,7 @@ fn main() {
             }
         }
     }
-    std::io::stdout().write_all(&encoder.finish().unwrap_or_default()).unwrap();
+    std::io::stdout()
+        .write_all(&encoder.finish().unwrap_or_default())
+        .unwrap();
 }

@@ -71,19 +71,40 @@ impl Reporter for RecordingReporter {
 /// kpt's stderr text for an event. `truncate` is `--truncate-output`.
 pub fn kpt_log(event: &Event, truncate: bool) -> String {
     let pass_or_fail = |status: &str, name: &str, d: &Duration| {
-        format!("[{status}] {} in {}\n", crate::gostr::quote(name), crate::gostr::duration_100ms(*d))
+        format!(
+            "[{status}] {} in {}\n",
+            crate::gostr::quote(name),
+            crate::gostr::duration_100ms(*d)
+        )
     };
     match event {
-        Event::PackageStarted { display_path } => format!("Package {}: \n", crate::gostr::quote(display_path)),
+        Event::PackageStarted { display_path } => {
+            format!("Package {}: \n", crate::gostr::quote(display_path))
+        }
         Event::PackageFinished => "\n".to_string(),
         Event::FunctionStarted { name, selected } => match selected {
-            Some(n) => format!("[RUNNING] {} on {n} resource(s)\n", crate::gostr::quote(name)),
+            Some(n) => format!(
+                "[RUNNING] {} on {n} resource(s)\n",
+                crate::gostr::quote(name)
+            ),
             None => format!("[RUNNING] {}\n", crate::gostr::quote(name)),
         },
-        Event::FunctionPassed { name, duration, results, stderr } => {
-            pass_or_fail("PASS", name, duration) + &results_block(results, truncate) + &stderr_block(stderr, truncate)
+        Event::FunctionPassed {
+            name,
+            duration,
+            results,
+            stderr,
+        } => {
+            pass_or_fail("PASS", name, duration)
+                + &results_block(results, truncate)
+                + &stderr_block(stderr, truncate)
         }
-        Event::FunctionFailed { name, duration, results, exit } => {
+        Event::FunctionFailed {
+            name,
+            duration,
+            results,
+            exit,
+        } => {
             let mut out = pass_or_fail("FAIL", name, duration) + &results_block(results, truncate);
             if let Some((stderr, code)) = exit {
                 out += &stderr_block(stderr, truncate);

@@ -9,7 +9,9 @@ use std::path::Path;
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".krmgraph-").tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".krmgraph-")
+        .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     {
@@ -18,7 +20,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             Ok(m) => m.permissions().mode() & 0o7777,
             Err(_) => 0o644,
         };
-        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(mode))?;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())

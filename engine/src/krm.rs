@@ -23,13 +23,19 @@ pub fn check_krm(resource: &Node) -> Result<(), String> {
 
 /// Whether kpt exempts the resource from the KRM check (a kustomization).
 fn is_kustomization(resource: &Node) -> bool {
-    let path = kioutil::get_path(resource).unwrap_or_default();
+    let path = path_of(resource);
     let base = path.rsplit('/').next().unwrap_or_default();
-    if matches!(base, "kustomization.yaml" | "kustomization.yml" | "Kustomization") {
+    if matches!(
+        base,
+        "kustomization.yaml" | "kustomization.yml" | "Kustomization"
+    ) {
         return true;
     }
-    let Ok(meta) = rnode::get_meta(resource) else { return false };
-    meta.api_version.starts_with("kustomize.config.k8s.io") || (meta.api_version.is_empty() && meta.kind == "Kustomization")
+    let Ok(meta) = rnode::get_meta(resource) else {
+        return false;
+    };
+    meta.api_version.starts_with("kustomize.config.k8s.io")
+        || (meta.api_version.is_empty() && meta.kind == "Kustomization")
 }
 
 /// kpt's `AreKRM`: the first resource that is not KRM, as
@@ -40,9 +46,38 @@ pub fn check_all_krm(resources: &[Node]) -> Result<(), String> {
             continue;
         }
         if let Err(reason) = check_krm(resource) {
-            let path = kioutil::get_path(resource).unwrap_or_default();
+            let path = path_of(resource);
             return Err(format!("{path}: {reason}"));
         }
     }
     Ok(())
+}
+
+/// The value of annotation `key`, if set.
+pub fn annotation(resource: &Node, key: &str) -> Option<String> {
+    rnode::get_annotation(resource, key)
+        .ok()
+        .flatten()
+        .map(|n| n.value.clone())
+}
+
+/// The resource's file path (internal annotation first, then legacy).
+pub fn path_of(resource: &Node) -> String {
+    kioutil::get_file_annotations(resource).0
+}
+
+/// The resource's index in its file (internal annotation first).
+pub fn index_of(resource: &Node) -> String {
+    kioutil::get_file_annotations(resource).1
+}
+
+/// Sets annotation `key`; resources are mappings or documents, so this
+/// cannot fail on anything krmgraph passes it.
+pub fn set_annotation(resource: &mut Node, key: &str, value: &str) {
+    let _ = rnode::set_annotation(resource, key, value);
+}
+
+/// Removes annotation `key` (and an `annotations: {}` left behind).
+pub fn clear_annotation(resource: &mut Node, key: &str) {
+    let _ = rnode::clear_annotation(resource, key);
 }

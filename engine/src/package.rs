@@ -89,7 +89,9 @@ fn walk_for_subpackages(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), Pack
     names.sort();
     for name in names {
         let path = dir.join(&name);
-        let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
         if !meta.is_dir() || name == ".git" {
             continue;
         }
@@ -117,7 +119,13 @@ pub fn check_function_config(dir: &Path, config_path: &str) -> Result<(), String
         ..Default::default()
     }
     .read(&bytes)
-    .map_err(|e| format!("failed to read functionConfig {}: {e}", crate::gostr::quote(config_path)))?;
+    .map_err(|e| {
+        format!(
+            "failed to read functionConfig {}: {e}",
+            crate::gostr::quote(config_path)
+        )
+    })?
+    .nodes;
     if nodes.len() > 1 {
         return Err(format!(
             "functionConfig {} must not contain more than one config, got {}",
@@ -128,5 +136,6 @@ pub fn check_function_config(dir: &Path, config_path: &str) -> Result<(), String
     let Some(node) = nodes.first() else {
         return Err("functionConfig must exist in the current package".to_string());
     };
-    crate::krm::check_krm(node).map_err(|e| format!("functionConfig {}: {e}", crate::gostr::quote(config_path)))
+    crate::krm::check_krm(node)
+        .map_err(|e| format!("functionConfig {}: {e}", crate::gostr::quote(config_path)))
 }

@@ -4,9 +4,38 @@
 //!
 //! `cargo test --release -p krmgraph-engine --test yaml_emit_throughput -- --ignored --nocapture`
 //!
-//! The criterion bench lives in `benches/`; this is a quick check only.
+//! `in_cache_only` encodes a few documents over and over (`DOCS` of each
+//! kind, default 1; `ITERS`): the emitter's CPU cost without the cache
+//! misses of walking a 10 MB tree. The criterion bench lives in `benches/`;
+//! these are quick checks only.
 
 use std::time::Instant;
+
+/// A clock: this thread's CPU time in seconds where Linux tells it
+/// (`/proc/thread-self/schedstat`, so other processes on a busy machine do
+/// not count), wall time otherwise.
+struct Clock(Instant);
+
+impl Clock {
+    fn now() -> Clock {
+        Clock(Instant::now())
+    }
+    fn cpu() -> Option<f64> {
+        let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+        let ns: f64 = s.split_whitespace().next()?.parse().ok()?;
+        Some(ns / 1e9)
+    }
+    fn run<T>(f: impl FnOnce() -> T) -> (T, f64) {
+        let wall = Clock::now();
+        let cpu = Clock::cpu();
+        let out = f();
+        let secs = match (cpu, Clock::cpu()) {
+            (Some(a), Some(b)) if b > a => b - a,
+            _ => wall.0.elapsed().as_secs_f64(),
+        };
+        (out, secs)
+    }
+}
 
 use krmgraph_engine::yaml::node::{Kind, Node, Style};
 use krmgraph_engine::yaml::Encoder;
@@ -177,14 +206,27 @@ fn config_map(i: usize) -> Node {
     ])
 }
 
-fn encode(docs: &[Node]) -> Vec<u8> {
+fn encode(docs: &[Node], reserve: usize) -> Vec<u8> {
     let mut enc = Encoder::new();
+    enc.reserve(reserve);
     enc.set_indent(2);
     enc.set_compact_seq_indent(true);
     for doc in docs {
         enc.encode(doc).unwrap();
     }
     enc.finish().unwrap()
+}
+
+fn touch(n: &Node) -> usize {
+    let mut acc = n.tag.as_bytes().first().copied().unwrap_or(0) as usize
+        + n.value.as_bytes().first().copied().unwrap_or(0) as usize
+        + n.head_comment.len()
+        + n.line_comment.len()
+        + n.foot_comment.len();
+    for c in &n.content {
+        acc += touch(c);
+    }
+    acc
 }
 
 #[test]
@@ -199,26 +241,77 @@ fn emit_throughput() {
         i += 1;
     }
     // Size the stream to ~10 MB.
-    let per_doc = encode(&docs[..300]).len() as f64 / 300.0;
+    let per_doc = encode(&docs[..300], 0).len() as f64 / 300.0;
     docs.truncate((10.0 * 1024.0 * 1024.0 / per_doc) as usize);
-    let mut best = f64::MAX;
-    let mut size = 0;
     let iters: usize = std::env::var("ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(7);
+    for reserve in [false, true] {
+        measure(&docs, iters, reserve);
+    }
+}
+
+fn measure(docs: &[Node], iters: usize, reserve: bool) {
+    let mut best = f64::MAX;
+    let mut size = 0;
     for _ in 0..iters {
-        let start = Instant::now();
-        let out = encode(&docs);
-        let secs = start.elapsed().as_secs_f64();
-        size = out.len();
+        let (len, secs) = Clock::run(|| encode(docs, if reserve { 11 << 20 } else { 0 }).len());
+        size = len;
         best = best.min(secs);
     }
+    // The floor: touching every node's tag, value and comments, as the
+    // encoder must.
+    let mut walk = f64::MAX;
+    for _ in 0..iters {
+        let (acc, secs) = Clock::run(|| docs.iter().map(touch).sum::<usize>());
+        std::hint::black_box(acc);
+        walk = walk.min(secs);
+    }
+    eprintln!("tree walk alone: {:.1} ms", walk * 1e3);
     let mb = size as f64 / (1024.0 * 1024.0);
     eprintln!(
-        "emit: {} documents, {mb:.1} MiB in {:.1} ms: {:.0} MiB/s",
+        "emit{}: {} documents, {mb:.1} MiB in {:.1} ms: {:.0} MiB/s",
+        if reserve { " (output reserved)" } else { "" },
         docs.len(),
         best * 1e3,
         mb / best
+    );
+}
+
+#[test]
+#[ignore]
+fn in_cache_only() {
+    let mut docs = Vec::new();
+    let n_docs: usize = std::env::var("DOCS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    for i in 0..n_docs {
+        docs.push(deployment(i));
+        docs.push(service(i));
+        docs.push(config_map(i));
+    }
+    let n: usize = std::env::var("ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let mut size = 0;
+    let mut t = f64::MAX;
+    for _ in 0..50 {
+        let (len, secs) = Clock::run(|| {
+            let mut len = 0;
+            for _ in 0..n / 50 {
+                len = encode(&docs, 0).len();
+            }
+            len
+        });
+        size = len;
+        t = t.min(secs / (n / 50) as f64);
+    }
+    eprintln!(
+        "in-cache: {size} bytes in {:.3} ms: {:.0} MiB/s",
+        t * 1e3,
+        size as f64 / 1048576.0 / t
     );
 }

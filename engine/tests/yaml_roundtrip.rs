@@ -104,21 +104,25 @@ fn value() -> impl Strategy<Value = Node> {
     let leaf = with_comments(scalar());
     leaf.prop_recursive(4, 48, 6, |inner| {
         prop_oneof![
-            (proptest::collection::vec(("[a-z]{1,8}", inner.clone()), 0..5), any::<bool>()).prop_map(|(pairs, flow)| {
-                let mut m = Node::mapping();
-                let mut seen = std::collections::HashSet::new();
-                for (k, v) in pairs {
-                    if seen.insert(k.clone()) {
-                        m.content.push(Node::string(k));
-                        m.content.push(v);
+            (
+                proptest::collection::vec(("[a-z]{1,8}", inner.clone()), 0..5),
+                any::<bool>()
+            )
+                .prop_map(|(pairs, flow)| {
+                    let mut m = Node::mapping();
+                    let mut seen = std::collections::HashSet::new();
+                    for (k, v) in pairs {
+                        if seen.insert(k.clone()) {
+                            m.content.push(Node::string(k));
+                            m.content.push(v);
+                        }
                     }
-                }
-                if flow {
-                    m.style = Style::FLOW;
-                    strip_comments(&mut m);
-                }
-                m
-            }),
+                    if flow {
+                        m.style = Style::FLOW;
+                        strip_comments(&mut m);
+                    }
+                    m
+                }),
             (proptest::collection::vec(inner, 0..4), any::<bool>()).prop_map(|(items, flow)| {
                 let mut s = Node::sequence();
                 s.content = items;
@@ -147,10 +151,15 @@ fn strip_comments(n: &mut Node) {
 }
 
 fn resource() -> impl Strategy<Value = Node> {
-    ("[a-z]{1,10}", proptest::collection::vec(("[a-z]{1,8}", value()), 0..6), any::<bool>()).prop_map(
-        |(name, fields, anchor)| {
+    (
+        "[a-z]{1,10}",
+        proptest::collection::vec(("[a-z]{1,8}", value()), 0..6),
+        any::<bool>(),
+    )
+        .prop_map(|(name, fields, anchor)| {
             let mut meta = Node::mapping();
-            meta.content.extend([Node::string("name"), Node::string(name)]);
+            meta.content
+                .extend([Node::string("name"), Node::string(name)]);
             let mut root = Node::mapping();
             root.content.extend([
                 Node::string("apiVersion"),
@@ -162,7 +171,9 @@ fn resource() -> impl Strategy<Value = Node> {
             ]);
             let mut seen = std::collections::HashSet::new();
             for (k, v) in fields {
-                if seen.insert(k.clone()) && !["apiVersion", "kind", "metadata"].contains(&k.as_str()) {
+                if seen.insert(k.clone())
+                    && !["apiVersion", "kind", "metadata"].contains(&k.as_str())
+                {
                     root.content.push(Node::string(k));
                     root.content.push(v);
                 }
@@ -173,11 +184,15 @@ fn resource() -> impl Strategy<Value = Node> {
                 anchored.anchor = "a1".into();
                 let mut alias = Node::new(Kind::Alias);
                 alias.value = "a1".into();
-                root.content.extend([Node::string("anchored"), anchored, Node::string("aliased"), alias]);
+                root.content.extend([
+                    Node::string("anchored"),
+                    anchored,
+                    Node::string("aliased"),
+                    alias,
+                ]);
             }
             Node::document(root)
-        },
-    )
+        })
 }
 
 proptest! {

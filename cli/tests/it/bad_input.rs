@@ -24,9 +24,18 @@ use crate::util::{kpt_available, krmgraph_bin, repo_root};
 /// One entry of a tree snapshot.
 #[derive(Debug, PartialEq, Eq)]
 enum Entry {
-    File { bytes: Vec<u8>, mode: u32, mtime: SystemTime },
-    Dir { mode: u32, mtime: SystemTime },
-    Link { target: PathBuf },
+    File {
+        bytes: Vec<u8>,
+        mode: u32,
+        mtime: SystemTime,
+    },
+    Dir {
+        mode: u32,
+        mtime: SystemTime,
+    },
+    Link {
+        target: PathBuf,
+    },
 }
 
 /// Everything under `dir` (relative path → entry), without following links.
@@ -34,19 +43,34 @@ fn snapshot(dir: &Path) -> BTreeMap<String, Entry> {
     let mut out = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
-            let rel = path.strip_prefix(dir).unwrap().to_string_lossy().to_string();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
             let meta = std::fs::symlink_metadata(&path).unwrap();
             let mode = meta.permissions().mode();
             let e = if meta.file_type().is_symlink() {
-                Entry::Link { target: std::fs::read_link(&path).unwrap() }
+                Entry::Link {
+                    target: std::fs::read_link(&path).unwrap(),
+                }
             } else if meta.is_dir() {
                 stack.push(path.clone());
-                Entry::Dir { mode, mtime: meta.modified().unwrap() }
+                Entry::Dir {
+                    mode,
+                    mtime: meta.modified().unwrap(),
+                }
             } else {
-                Entry::File { bytes: std::fs::read(&path).unwrap_or_default(), mode, mtime: meta.modified().unwrap() }
+                Entry::File {
+                    bytes: std::fs::read(&path).unwrap_or_default(),
+                    mode,
+                    mtime: meta.modified().unwrap(),
+                }
             };
             out.insert(rel, e);
         }
@@ -126,7 +150,11 @@ fn exec_pipeline(exec: &str) -> String {
 }
 
 fn function(name: &str) -> String {
-    repo_root().join("testdata/functions").join(name).to_string_lossy().to_string()
+    repo_root()
+        .join("testdata/functions")
+        .join(name)
+        .to_string_lossy()
+        .to_string()
 }
 
 /// What one tool did to its copy of the tree.
@@ -190,12 +218,25 @@ impl Runner {
         let mut argv: Vec<String> = vec![];
         if let Some(uid) = self.as_user {
             let uid = uid.to_string();
-            argv.extend(["setpriv", "--reuid", &uid, "--regid", &uid, "--clear-groups"].map(String::from));
+            argv.extend(
+                [
+                    "setpriv",
+                    "--reuid",
+                    &uid,
+                    "--regid",
+                    &uid,
+                    "--clear-groups",
+                ]
+                .map(String::from),
+            );
         }
         if tool == "kpt" {
             argv.extend(["kpt", "fn", "render"].map(String::from));
         } else {
-            argv.extend([krmgraph_bin().to_string_lossy().to_string(), "render".to_string()]);
+            argv.extend([
+                krmgraph_bin().to_string_lossy().to_string(),
+                "render".to_string(),
+            ]);
         }
         argv.push(pkg.to_string_lossy().to_string());
         argv.extend(args.iter().map(|a| a.to_string()));
@@ -223,8 +264,15 @@ impl Runner {
             std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         }
         let ours = self.run("krmgraph", tmp.path(), build, args);
-        let kpt = if kpt_available(test) { Some(self.run("kpt", tmp.path(), build, args)) } else { None };
-        println!("{test}: krmgraph exit {} stderr:\n{}", ours.code, ours.stderr);
+        let kpt = if kpt_available(test) {
+            Some(self.run("kpt", tmp.path(), build, args))
+        } else {
+            None
+        };
+        println!(
+            "{test}: krmgraph exit {} stderr:\n{}",
+            ours.code, ours.stderr
+        );
         if let Some(k) = &kpt {
             println!("{test}: kpt exit {} stderr:\n{}", k.code, k.stderr);
         }
@@ -238,14 +286,30 @@ impl Runner {
 /// says every one of `needles`; kpt (if it ran) does the same, with the
 /// same stderr.
 fn assert_failure(kpt: Option<Outcome>, ours: Outcome, needles: &[&str]) {
-    assert_eq!(ours.code, 1, "krmgraph must exit 1; stderr:\n{}", ours.stderr);
-    assert!(ours.changes.is_empty(), "krmgraph touched the tree: {:?}", ours.changes);
+    assert_eq!(
+        ours.code, 1,
+        "krmgraph must exit 1; stderr:\n{}",
+        ours.stderr
+    );
+    assert!(
+        ours.changes.is_empty(),
+        "krmgraph touched the tree: {:?}",
+        ours.changes
+    );
     for n in needles {
-        assert!(ours.stderr.contains(n), "krmgraph's error does not mention {n:?}:\n{}", ours.stderr);
+        assert!(
+            ours.stderr.contains(n),
+            "krmgraph's error does not mention {n:?}:\n{}",
+            ours.stderr
+        );
     }
     if let Some(kpt) = kpt {
         assert_eq!(kpt.code, 1, "kpt exit code (stderr:\n{})", kpt.stderr);
-        assert!(kpt.changes.is_empty(), "kpt touched the tree: {:?}", kpt.changes);
+        assert!(
+            kpt.changes.is_empty(),
+            "kpt touched the tree: {:?}",
+            kpt.changes
+        );
         assert_eq!(ours.stderr, kpt.stderr, "stderr differs from kpt's");
         assert_eq!(ours.stdout, kpt.stdout, "stdout differs from kpt's");
     }
@@ -280,7 +344,10 @@ fn malformed_json_in_subpackage() {
 fn broken_kptfile_in_subpackage() {
     let build = |pkg: &Path| {
         base_tree(pkg, "");
-        write(&pkg.join("sub/Kptfile"), &kptfile("sub", "pipeline:\n  mutators:\n  - image: x\n  bogus\n"));
+        write(
+            &pkg.join("sub/Kptfile"),
+            &kptfile("sub", "pipeline:\n  mutators:\n  - image: x\n  bogus\n"),
+        );
     };
     let (kpt, ours) = Runner::default().both("broken_kptfile_in_subpackage", &build, &[]);
     // kpt: Error: Kptfile at "<ROOT>/pkg/sub" can't be read.\n\nDetails:\nyaml: line 8: could not find expected ':'
@@ -292,7 +359,15 @@ fn function_exits_non_zero() {
     let exec = format!("{} 3 2", function("fail.sh"));
     let build = |pkg: &Path| base_tree(pkg, &exec_pipeline(&exec));
     let (kpt, ours) = Runner::default().both("function_exits_non_zero", &build, &["--allow-exec"]);
-    assert_failure(kpt, ours, &[&format!("[FAIL] \"{exec}\""), "Exit code: 3", "fail.sh: problem 2 of 2"]);
+    assert_failure(
+        kpt,
+        ours,
+        &[
+            &format!("[FAIL] \"{exec}\""),
+            "Exit code: 3",
+            "fail.sh: problem 2 of 2",
+        ],
+    );
 }
 
 #[test]
@@ -301,7 +376,11 @@ fn function_writes_garbage() {
     let build = |pkg: &Path| base_tree(pkg, &exec_pipeline(&exec));
     let (kpt, ours) = Runner::default().both("function_writes_garbage", &build, &["--allow-exec"]);
     // kpt: [FAIL] "<fn>" in 0s\nError: MalformedYAMLError: yaml: mapping values are not allowed in this context
-    assert_failure(kpt, ours, &[&format!("[FAIL] \"{exec}\""), "MalformedYAMLError"]);
+    assert_failure(
+        kpt,
+        ours,
+        &[&format!("[FAIL] \"{exec}\""), "MalformedYAMLError"],
+    );
 }
 
 /// kpt reads an empty function output as an empty ResourceList: every
@@ -311,14 +390,29 @@ fn function_writes_garbage() {
 fn function_writes_nothing_deletes_everything() {
     let exec = function("empty-output.sh");
     let build = |pkg: &Path| base_tree(pkg, &exec_pipeline(&exec));
-    let (kpt, ours) = Runner::default().both("function_writes_nothing_deletes_everything", &build, &["--allow-exec"]);
-    let expected =
-        ["deleted: pkg/Kptfile", "deleted: pkg/a.yaml", "deleted: pkg/sub/Kptfile", "deleted: pkg/sub/b.yaml"];
+    let (kpt, ours) = Runner::default().both(
+        "function_writes_nothing_deletes_everything",
+        &build,
+        &["--allow-exec"],
+    );
+    let expected = [
+        "deleted: pkg/Kptfile",
+        "deleted: pkg/a.yaml",
+        "deleted: pkg/sub/Kptfile",
+        "deleted: pkg/sub/b.yaml",
+    ];
     let mut ours_changes = ours.changes.clone();
     ours_changes.retain(|c| !c.starts_with("changed: pkg/sub") && c != "changed: pkg");
     assert_eq!(ours.code, 0, "krmgraph exit code; stderr:\n{}", ours.stderr);
-    assert_eq!(ours_changes, expected, "krmgraph must prune every resource file (all changes: {:?})", ours.changes);
-    assert!(matches!(ours.after.get("pkg/sub"), Some(Entry::Dir { .. })), "the emptied directory stays");
+    assert_eq!(
+        ours_changes, expected,
+        "krmgraph must prune every resource file (all changes: {:?})",
+        ours.changes
+    );
+    assert!(
+        matches!(ours.after.get("pkg/sub"), Some(Entry::Dir { .. })),
+        "the emptied directory stays"
+    );
     if let Some(kpt) = kpt {
         assert_eq!(kpt.code, 0);
         assert_eq!(ours.changes, kpt.changes, "changes differ from kpt's");
@@ -339,7 +433,14 @@ fn generated_path_escapes_package() {
         }
     };
     let runner = Runner {
-        env: vec![("PATH".into(), format!("{}:{}", pydir.display(), std::env::var("PATH").unwrap_or_default()))],
+        env: vec![(
+            "PATH".into(),
+            format!(
+                "{}:{}",
+                pydir.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )],
         as_user: None,
     };
     let exec = format!("{} ConfigMap:x@../x.yaml", function("generate.py"));
@@ -360,7 +461,11 @@ fn symlink_loop_of_resource_files() {
     };
     let (kpt, ours) = Runner::default().both("symlink_loop_of_resource_files", &build, &[]);
     // kpt: Error: <ROOT>/pkg/sub/x.yaml: open <ROOT>/pkg/sub/x.yaml: too many levels of symbolic links
-    assert_failure(kpt, ours, &["pkg/sub/x.yaml", "too many levels of symbolic links"]);
+    assert_failure(
+        kpt,
+        ours,
+        &["pkg/sub/x.yaml", "too many levels of symbolic links"],
+    );
 }
 
 /// Directory symlinks in a loop (`a -> b`, `b -> a`) are not an error for
@@ -376,8 +481,14 @@ fn symlink_loop_of_directories_is_skipped() {
     };
     let (kpt, ours) = Runner::default().both("symlink_loop_of_directories_is_skipped", &build, &[]);
     assert_eq!(ours.code, 0, "krmgraph exit code; stderr:\n{}", ours.stderr);
-    assert_eq!(ours.after.get("pkg/sub/a"), Some(&Entry::Link { target: "b".into() }));
-    assert_eq!(ours.after.get("pkg/self"), Some(&Entry::Link { target: ".".into() }));
+    assert_eq!(
+        ours.after.get("pkg/sub/a"),
+        Some(&Entry::Link { target: "b".into() })
+    );
+    assert_eq!(
+        ours.after.get("pkg/self"),
+        Some(&Entry::Link { target: ".".into() })
+    );
     let rendered = String::from_utf8_lossy(ours.file("pkg/a.yaml").unwrap_or_default()).to_string();
     assert!(
         !rendered.is_empty() && !rendered.contains("\n\n"),
@@ -424,16 +535,37 @@ fn read_only_file_fails_before_writing() {
         write(&pkg.join("m.yaml"), &configmap("m"));
         write(&pkg.join("z.yaml"), &configmap("z"));
         open_up(pkg);
-        std::fs::set_permissions(pkg.join("m.yaml"), std::fs::Permissions::from_mode(0o444)).unwrap();
+        std::fs::set_permissions(pkg.join("m.yaml"), std::fs::Permissions::from_mode(0o444))
+            .unwrap();
     };
-    let runner = Runner { env: vec![], as_user };
+    let runner = Runner {
+        env: vec![],
+        as_user,
+    };
     let (kpt, ours) = runner.both("read_only_file_fails_before_writing", &build, &[]);
-    assert_eq!(ours.code, 1, "krmgraph must exit 1; stderr:\n{}", ours.stderr);
-    assert!(ours.changes.is_empty(), "krmgraph touched the tree: {:?}", ours.changes);
-    assert!(ours.stderr.contains("<ROOT>/pkg/m.yaml"), "krmgraph's error must name m.yaml:\n{}", ours.stderr);
+    assert_eq!(
+        ours.code, 1,
+        "krmgraph must exit 1; stderr:\n{}",
+        ours.stderr
+    );
+    assert!(
+        ours.changes.is_empty(),
+        "krmgraph touched the tree: {:?}",
+        ours.changes
+    );
+    assert!(
+        ours.stderr.contains("<ROOT>/pkg/m.yaml"),
+        "krmgraph's error must name m.yaml:\n{}",
+        ours.stderr
+    );
     if let Some(kpt) = kpt {
         assert_eq!(kpt.code, 1, "kpt exit code; stderr:\n{}", kpt.stderr);
-        assert!(kpt.stderr.contains("open <ROOT>/pkg/m.yaml: permission denied"), "kpt:\n{}", kpt.stderr);
+        assert!(
+            kpt.stderr
+                .contains("open <ROOT>/pkg/m.yaml: permission denied"),
+            "kpt:\n{}",
+            kpt.stderr
+        );
     }
 }
 
@@ -446,7 +578,10 @@ fn package_path_does_not_exist() {
 }
 
 fn is_root() -> bool {
-    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }
 
 /// Makes every directory 0777 and file 0666 under `dir` (and `dir`), so

@@ -80,7 +80,10 @@ fn sanitize_stderr(stderr: &str) -> String {
         .split('\n')
         .map(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
-            if (line.starts_with("[PASS]") || line.starts_with("[FAIL]")) && fields.len() == 4 && fields[2] == "in" {
+            if (line.starts_with("[PASS]") || line.starts_with("[FAIL]"))
+                && fields.len() == 4
+                && fields[2] == "in"
+            {
                 format!("{} {} in 0s", fields[0], fields[1])
             } else {
                 line.to_string()
@@ -92,7 +95,14 @@ fn sanitize_stderr(stderr: &str) -> String {
 
 fn git(dir: &Path, args: &[&str]) -> Output {
     Command::new("git")
-        .args(["-c", "user.name=none", "-c", "user.email=none", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=none",
+            "-c",
+            "user.email=none",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .current_dir(dir)
         .env("GIT_DIFF_OPTS", "")
@@ -119,8 +129,17 @@ fn kpt_shim(tmp: &Path) -> PathBuf {
 }
 
 fn run_bash(script: &Path, cwd: &Path, shim: &Path) -> Output {
-    let path = format!("{}:{}", shim.display(), std::env::var("PATH").unwrap_or_default());
-    Command::new("bash").arg(script).current_dir(cwd).env("PATH", path).output().expect("bash runs")
+    let path = format!(
+        "{}:{}",
+        shim.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new("bash")
+        .arg(script)
+        .current_dir(cwd)
+        .env("PATH", path)
+        .output()
+        .expect("bash runs")
 }
 
 fn render_command(pkg: &Path, config: &CaseConfig, results: Option<&Path>) -> Output {
@@ -151,7 +170,11 @@ fn first_difference(want: &str, got: &str) -> String {
             return format!("line {}: want {w:?}, got {g:?}", i + 1);
         }
     }
-    format!("want {} lines, got {} lines", want.lines().count(), got.lines().count())
+    format!(
+        "want {} lines, got {} lines",
+        want.lines().count(),
+        got.lines().count()
+    )
 }
 
 /// Runs one case directory (the one holding `.expected/`).
@@ -165,7 +188,10 @@ fn run_case(case: &Path) -> Outcome {
         return Outcome::Skip("the case sets `skip: true`".into());
     }
     if !config.test_type.is_empty() && config.test_type != "render" {
-        return Outcome::Skip(format!("testType `{}` (kpt fn eval) is not implemented", config.test_type));
+        return Outcome::Skip(format!(
+            "testType `{}` (kpt fn eval) is not implemented",
+            config.test_type
+        ));
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     let pkg = tmp.path().join(case.file_name().unwrap());
@@ -176,8 +202,13 @@ fn run_case(case: &Path) -> Outcome {
     git(&pkg, &["init", "-q"]);
     git(&pkg, &["add", "--all"]);
     git(&pkg, &["commit", "-qm", "first", "--allow-empty"]);
-    let first = String::from_utf8_lossy(&git(&pkg, &["log", "-n", "1", "--pretty=format:%h"]).stdout).to_string();
-    let results_dir = expected.join("results.yaml").exists().then(|| tmp.path().join("results"));
+    let first =
+        String::from_utf8_lossy(&git(&pkg, &["log", "-n", "1", "--pretty=format:%h"]).stdout)
+            .to_string();
+    let results_dir = expected
+        .join("results.yaml")
+        .exists()
+        .then(|| tmp.path().join("results"));
     for run in 0..2 {
         if expected.join("setup.sh").exists() {
             run_bash(&expected.join("setup.sh"), &pkg, &shim);
@@ -190,6 +221,9 @@ fn run_case(case: &Path) -> Outcome {
         let stderr = sanitize_stderr(&String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
         let code = out.status.code().unwrap_or(-1);
+        if let Some(skip) = unavailable_image(&stderr) {
+            return skip;
+        }
         if code != config.exit_code {
             return unavailable_image(&stderr).unwrap_or_else(|| {
                 Outcome::Fail(format!(
@@ -201,16 +235,23 @@ fn run_case(case: &Path) -> Outcome {
             });
         }
         if run == 0 {
-            if let Some(failure) = check_first_run(&config, &stderr, &stdout, results_dir.as_deref(), &expected) {
+            if let Some(failure) =
+                check_first_run(&config, &stderr, &stdout, results_dir.as_deref(), &expected)
+            {
                 return Outcome::Fail(failure);
             }
         }
         git(&pkg, &["add", "--all"]);
         git(&pkg, &["commit", "-qm", "second", "--allow-empty"]);
-        let diff = String::from_utf8_lossy(&git(&pkg, &["diff", &first, "HEAD"]).stdout).to_string();
+        let diff =
+            String::from_utf8_lossy(&git(&pkg, &["diff", &first, "HEAD"]).stdout).to_string();
         let want = std::fs::read_to_string(expected.join("diff.patch")).unwrap_or_default();
         if diff.trim() != want.trim() {
-            return Outcome::Fail(format!("run {}: diff.patch differs: {}", run + 1, first_difference(&want, &diff)));
+            return Outcome::Fail(format!(
+                "run {}: diff.patch differs: {}",
+                run + 1,
+                first_difference(&want, &diff)
+            ));
         }
         if expected.join("teardown.sh").exists() {
             run_bash(&expected.join("teardown.sh"), &pkg, &shim);
@@ -227,7 +268,10 @@ fn run_case(case: &Path) -> Outcome {
 fn unavailable_image(stderr: &str) -> Option<Outcome> {
     let marker = "is not a built-in and no container engine is available";
     let line = stderr.lines().find(|l| l.contains(marker))?;
-    Some(Outcome::Skip(format!("needs a container function: {}", line.trim_start_matches("Error: ").trim())))
+    Some(Outcome::Skip(format!(
+        "needs a container function: {}",
+        line.trim_start_matches("Error: ").trim()
+    )))
 }
 
 fn check_first_run(
@@ -238,7 +282,10 @@ fn check_first_run(
     expected: &Path,
 ) -> Option<String> {
     if !stderr.contains(&config.std_err) {
-        return Some(format!("stderr does not contain {:?}; stderr: {:?}", config.std_err, stderr));
+        return Some(format!(
+            "stderr does not contain {:?}; stderr: {:?}",
+            config.std_err, stderr
+        ));
     }
     if let Some(re) = &config.std_err_regex {
         if !regex::Regex::new(re).is_ok_and(|re| re.is_match(stderr)) {
@@ -246,7 +293,10 @@ fn check_first_run(
         }
     }
     if !stdout.contains(&config.std_out) {
-        return Some(format!("stdout does not contain {:?}; stdout: {:?}", config.std_out, stdout));
+        return Some(format!(
+            "stdout does not contain {:?}; stdout: {:?}",
+            config.std_out, stdout
+        ));
     }
     let dir = results_dir?;
     let got = std::fs::read_dir(dir)
@@ -256,7 +306,8 @@ fn check_first_run(
         .and_then(|e| std::fs::read_to_string(e.path()).ok())
         .unwrap_or_default();
     let want = std::fs::read_to_string(expected.join("results.yaml")).unwrap_or_default();
-    (got.trim() != want.trim()).then(|| format!("results.yaml differs: {}", first_difference(&want, &got)))
+    (got.trim() != want.trim())
+        .then(|| format!("results.yaml differs: {}", first_difference(&want, &got)))
 }
 
 /// Every case under `root` (a directory holding `.expected/`), sorted.
@@ -267,7 +318,9 @@ fn find_cases(root: &Path) -> Vec<PathBuf> {
         if dir.join(".expected").is_dir() {
             cases.push(dir.clone());
         }
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name();
@@ -299,7 +352,11 @@ fn run_corpus(label: &str, root: &Path, expectations: &BTreeMap<String, String>)
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     let mut regressions = Vec::new();
     for case in find_cases(root) {
-        let name = case.strip_prefix(root).unwrap().to_string_lossy().to_string();
+        let name = case
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
         let outcome = run_case(&case);
         match &outcome {
             Outcome::Pass => {
@@ -331,10 +388,20 @@ fn project_cases() {
         return;
     }
     // Every project case must pass.
-    let all: BTreeMap<String, String> =
-        find_cases(&root).iter().map(|c| (c.strip_prefix(&root).unwrap().to_string_lossy().to_string(), "pass".to_string())).collect();
+    let all: BTreeMap<String, String> = find_cases(&root)
+        .iter()
+        .map(|c| {
+            (
+                c.strip_prefix(&root).unwrap().to_string_lossy().to_string(),
+                "pass".to_string(),
+            )
+        })
+        .collect();
     let regressions = run_corpus("testdata/render", &root, &all);
-    assert!(regressions.is_empty(), "project cases failed: {regressions:?}");
+    assert!(
+        regressions.is_empty(),
+        "project cases failed: {regressions:?}"
+    );
 }
 
 #[test]
@@ -345,9 +412,13 @@ fn corpus_cases() {
     };
     let root = PathBuf::from(dir);
     let corpus = root.file_name().unwrap().to_string_lossy().to_string();
-    let expectations = read_expectations(&repo_root().join(format!("testdata/conformance/{corpus}.expected")));
+    let expectations =
+        read_expectations(&repo_root().join(format!("testdata/conformance/{corpus}.expected")));
     let regressions = run_corpus(&corpus, &root, &expectations);
-    assert!(regressions.is_empty(), "cases expected to pass did not: {regressions:?}");
+    assert!(
+        regressions.is_empty(),
+        "cases expected to pass did not: {regressions:?}"
+    );
 }
 
 #[cfg(test)]
@@ -357,6 +428,9 @@ mod tests {
     #[test]
     fn sanitizes_durations() {
         let s = "[PASS] \"gcr.io/x\" in 1.2s\n[RUNNING] \"y\"\n[FAIL] \"z\" in 300ms";
-        assert_eq!(sanitize_stderr(s), "[PASS] \"gcr.io/x\" in 0s\n[RUNNING] \"y\"\n[FAIL] \"z\" in 0s");
+        assert_eq!(
+            sanitize_stderr(s),
+            "[PASS] \"gcr.io/x\" in 0s\n[RUNNING] \"y\"\n[FAIL] \"z\" in 0s"
+        );
     }
 }

@@ -104,7 +104,14 @@ struct Entry {
 
 impl Entry {
     fn new(key: &str, value: Node) -> Self {
-        Entry { key: key.to_string(), value, anchor: None, comment: None, head: vec![], blank_before: false }
+        Entry {
+            key: key.to_string(),
+            value,
+            anchor: None,
+            comment: None,
+            head: vec![],
+            blank_before: false,
+        }
     }
 }
 
@@ -117,7 +124,11 @@ struct Item {
 
 impl Item {
     fn new(value: Node) -> Self {
-        Item { value, comment: None, head: vec![] }
+        Item {
+            value,
+            comment: None,
+            head: vec![],
+        }
     }
 }
 
@@ -144,7 +155,11 @@ fn sp(n: usize) -> String {
 
 impl Emitter {
     fn wide(&mut self) -> bool {
-        let w = if self.style.flip_after_first && self.seqs > 0 { !self.style.wide } else { self.style.wide };
+        let w = if self.style.flip_after_first && self.seqs > 0 {
+            !self.style.wide
+        } else {
+            self.style.wide
+        };
         self.seqs += 1;
         w
     }
@@ -180,8 +195,16 @@ impl Emitter {
                     let _ = writeln!(self.out, "{}# {h}", sp(col));
                 }
             }
-            let prefix = if inline { first_prefix.clone().unwrap() } else { sp(col) };
-            let anchor = e.anchor.as_ref().map(|a| format!(" &{a}")).unwrap_or_default();
+            let prefix = if inline {
+                first_prefix.clone().unwrap()
+            } else {
+                sp(col)
+            };
+            let anchor = e
+                .anchor
+                .as_ref()
+                .map(|a| format!(" &{a}"))
+                .unwrap_or_default();
             let comment = Self::comment(&e.comment);
             match &e.value {
                 Node::Scalar(s) | Node::Flow(s) => {
@@ -252,7 +275,11 @@ struct Doc {
 
 impl Doc {
     fn text(&self) -> String {
-        let mut e = Emitter { out: String::new(), style: self.style, seqs: 0 };
+        let mut e = Emitter {
+            out: String::new(),
+            style: self.style,
+            seqs: 0,
+        };
         for (i, group) in self.head.iter().enumerate() {
             if i > 0 {
                 e.out.push('\n');
@@ -307,8 +334,14 @@ const SCALARS: &[&str] = &[
     "http://example.com/a?b=c",
 ];
 
-const COMMENTS: &[&str] =
-    &["comment", "a longer comment: with colon", "TODO(someone) fix", "héllo", "#double hash", "kpt-set: ${x}"];
+const COMMENTS: &[&str] = &[
+    "comment",
+    "a longer comment: with colon",
+    "TODO(someone) fix",
+    "héllo",
+    "#double hash",
+    "kpt-set: ${x}",
+];
 
 /// What the generator knows about one resource it wrote.
 #[derive(Clone, Debug)]
@@ -419,15 +452,30 @@ impl Gen {
             2 => self.block_scalar(),
             3 => Node::Flow(
                 self.rng
-                    .pick(&["{a: b, c: d}", "[1, 2, 3]", "[]", "{}", "{x: [1, 2], y: {z: w}}", "['q', \"d\"]"])
+                    .pick(&[
+                        "{a: b, c: d}",
+                        "[1, 2, 3]",
+                        "[]",
+                        "{}",
+                        "{x: [1, 2], y: {z: w}}",
+                        "['q', \"d\"]",
+                    ])
                     .to_string(),
             ),
             4 => {
                 let n = self.rng.range(1, 3);
                 let items = (0..n)
                     .map(|_| {
-                        let v = if self.rng.chance(80) { self.scalar() } else { self.block_scalar() };
-                        Item { value: v, comment: self.maybe_comment(15), head: self.heads(10) }
+                        let v = if self.rng.chance(80) {
+                            self.scalar()
+                        } else {
+                            self.block_scalar()
+                        };
+                        Item {
+                            value: v,
+                            comment: self.maybe_comment(15),
+                            head: self.heads(10),
+                        }
                     })
                     .collect();
                 Node::Seq(items)
@@ -437,8 +485,11 @@ impl Gen {
                 let mut entries = vec![];
                 for i in 0..n {
                     let mut e = Entry::new(&format!("k{i}"), self.value(depth + 1));
-                    e.comment =
-                        if matches!(e.value, Node::Scalar(_) | Node::Flow(_)) { self.maybe_comment(15) } else { None };
+                    e.comment = if matches!(e.value, Node::Scalar(_) | Node::Flow(_)) {
+                        self.maybe_comment(15)
+                    } else {
+                        None
+                    };
                     e.head = self.heads(10);
                     e.blank_before = i > 0 && self.rng.chance(10);
                     entries.push(e);
@@ -452,7 +503,10 @@ impl Gen {
         let mut entries = vec![];
         for i in 0..n {
             let mut e = Entry::new(&format!("{prefix}{i}"), self.value(0));
-            if matches!(e.value, Node::Scalar(_) | Node::Flow(_) | Node::Map(_) | Node::Seq(_)) {
+            if matches!(
+                e.value,
+                Node::Scalar(_) | Node::Flow(_) | Node::Map(_) | Node::Seq(_)
+            ) {
                 e.comment = self.maybe_comment(15);
             }
             e.head = self.heads(15);
@@ -470,7 +524,10 @@ impl Gen {
             e.comment = self.maybe_comment(20);
             let mut v = vec![e];
             if self.rng.chance(40) {
-                v.push(Entry::new("tier", Node::Scalar(self.rng.pick(&["'web'", "\"db\"", "cache"]).to_string())));
+                v.push(Entry::new(
+                    "tier",
+                    Node::Scalar(self.rng.pick(&["'web'", "\"db\"", "cache"]).to_string()),
+                ));
             }
             Node::Map(v)
         }
@@ -489,8 +546,16 @@ impl Gen {
             ("storage.cnrm.cloud.google.com/v1beta1", "StorageBucket"),
         ]);
         let name = format!("{}-{id}", kind.to_lowercase());
-        let namespace = if self.rng.chance(40) { Some(self.rng.pick(&["ns-a", "ns-b"]).to_string()) } else { None };
-        let app = if self.rng.chance(50) { Some(self.rng.pick(&["web", "db", "cache"]).to_string()) } else { None };
+        let namespace = if self.rng.chance(40) {
+            Some(self.rng.pick(&["ns-a", "ns-b"]).to_string())
+        } else {
+            None
+        };
+        let app = if self.rng.chance(50) {
+            Some(self.rng.pick(&["web", "db", "cache"]).to_string())
+        } else {
+            None
+        };
         let style = Style {
             indent: if self.rng.chance(25) { 4 } else { 2 },
             wide: self.rng.chance(50),
@@ -499,8 +564,14 @@ impl Gen {
 
         // metadata
         let mut md = vec![];
-        let mut name_e =
-            Entry::new("name", Node::Scalar(if self.rng.chance(15) { format!("'{name}'") } else { name.clone() }));
+        let mut name_e = Entry::new(
+            "name",
+            Node::Scalar(if self.rng.chance(15) {
+                format!("'{name}'")
+            } else {
+                name.clone()
+            }),
+        );
         name_e.comment = self.maybe_comment(20);
         md.push(name_e);
         if let Some(ns) = &namespace {
@@ -520,47 +591,62 @@ impl Gen {
         }
         match self.rng.below(10) {
             0 => md.push(Entry::new("annotations", Node::Flow("{}".into()))),
-            1 => md.push(Entry::new("annotations", Node::Flow("{note: \"flow\", example.com/x: 'y'}".into()))),
+            1 => md.push(Entry::new(
+                "annotations",
+                Node::Flow("{note: \"flow\", example.com/x: 'y'}".into()),
+            )),
             2 => md.push(Entry::new(
                 "annotations",
                 Node::Map(vec![
                     Entry::new("example.com/note", Node::Scalar("\"hello\"".into())),
-                    Entry::new("config.kubernetes.io/local-config", Node::Scalar("\"true\"".into())),
+                    Entry::new(
+                        "config.kubernetes.io/local-config",
+                        Node::Scalar("\"true\"".into()),
+                    ),
                 ]),
             )),
             3 => md.push(Entry::new(
                 "annotations",
                 // stale path/index written in the file: kpt overwrites them
                 Node::Map(vec![
-                    Entry::new("config.kubernetes.io/path", Node::Scalar("\"old/place.yaml\"".into())),
+                    Entry::new(
+                        "config.kubernetes.io/path",
+                        Node::Scalar("\"old/place.yaml\"".into()),
+                    ),
                     Entry::new("config.kubernetes.io/index", Node::Scalar("'7'".into())),
                 ]),
             )),
             4 if kind == "StorageBucket" => md.push(Entry::new(
                 "annotations",
-                Node::Map(vec![Entry::new("cnrm.cloud.google.com/blueprint", Node::Scalar("\"kpt-pkg\"".into()))]),
+                Node::Map(vec![Entry::new(
+                    "cnrm.cloud.google.com/blueprint",
+                    Node::Scalar("\"kpt-pkg\"".into()),
+                )]),
             )),
             _ => {}
         }
-        let metadata =
-            if self.rng.chance(10) && md.iter().all(|e| matches!(e.value, Node::Scalar(_)) && e.comment.is_none()) {
-                let parts: Vec<String> = md
-                    .iter()
-                    .map(|e| {
-                        format!(
-                            "{}: {}",
-                            e.key,
-                            match &e.value {
-                                Node::Scalar(s) => s.clone(),
-                                _ => unreachable!(),
-                            }
-                        )
-                    })
-                    .collect();
-                Node::Flow(format!("{{{}}}", parts.join(", ")))
-            } else {
-                Node::Map(md)
-            };
+        let metadata = if self.rng.chance(10)
+            && md
+                .iter()
+                .all(|e| matches!(e.value, Node::Scalar(_)) && e.comment.is_none())
+        {
+            let parts: Vec<String> = md
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{}: {}",
+                        e.key,
+                        match &e.value {
+                            Node::Scalar(s) => s.clone(),
+                            _ => unreachable!(),
+                        }
+                    )
+                })
+                .collect();
+            Node::Flow(format!("{{{}}}", parts.join(", ")))
+        } else {
+            Node::Map(md)
+        };
 
         // body
         let body: Vec<Entry> = match kind {
@@ -585,18 +671,31 @@ impl Gen {
                         Entry::new(
                             "image",
                             Node::Scalar(
-                                self.rng.pick(&["nginx:1.21", "\"nginx:1.21\"", "'gcr.io/x/y@sha256:abc'"]).to_string(),
+                                self.rng
+                                    .pick(&[
+                                        "nginx:1.21",
+                                        "\"nginx:1.21\"",
+                                        "'gcr.io/x/y@sha256:abc'",
+                                    ])
+                                    .to_string(),
                             ),
                         ),
                     ];
                     if self.rng.chance(60) {
                         let args = (0..self.rng.range(1, 3))
-                            .map(|_| Item { value: self.scalar(), comment: self.maybe_comment(10), head: vec![] })
+                            .map(|_| Item {
+                                value: self.scalar(),
+                                comment: self.maybe_comment(10),
+                                head: vec![],
+                            })
                             .collect();
                         cm.push(Entry::new("args", Node::Seq(args)));
                     }
                     if self.rng.chance(50) {
-                        cm.push(Entry::new("ports", Node::Flow("[{containerPort: 80}, {containerPort: 443}]".into())));
+                        cm.push(Entry::new(
+                            "ports",
+                            Node::Flow("[{containerPort: 80}, {containerPort: 443}]".into()),
+                        ));
                     }
                     if self.rng.chance(40) {
                         cm.push(Entry::new(
@@ -610,21 +709,39 @@ impl Gen {
                     if self.rng.chance(30) {
                         cm.push(Entry::new("command", self.block_scalar()));
                     }
-                    containers.push(Item { value: Node::Map(cm), comment: None, head: self.heads(15) });
+                    containers.push(Item {
+                        value: Node::Map(cm),
+                        comment: None,
+                        head: self.heads(15),
+                    });
                 }
-                let mut replicas =
-                    Entry::new("replicas", Node::Scalar(self.rng.pick(&["3", "\"3\"", "1"]).to_string()));
+                let mut replicas = Entry::new(
+                    "replicas",
+                    Node::Scalar(self.rng.pick(&["3", "\"3\"", "1"]).to_string()),
+                );
                 replicas.comment = self.maybe_comment(30);
                 vec![Entry::new(
                     "spec",
                     Node::Map(vec![
                         replicas,
-                        Entry::new("selector", Node::Map(vec![Entry::new("matchLabels", labels.clone())])),
+                        Entry::new(
+                            "selector",
+                            Node::Map(vec![Entry::new("matchLabels", labels.clone())]),
+                        ),
                         Entry::new(
                             "template",
                             Node::Map(vec![
-                                Entry::new("metadata", Node::Map(vec![Entry::new("labels", labels)])),
-                                Entry::new("spec", Node::Map(vec![Entry::new("containers", Node::Seq(containers))])),
+                                Entry::new(
+                                    "metadata",
+                                    Node::Map(vec![Entry::new("labels", labels)]),
+                                ),
+                                Entry::new(
+                                    "spec",
+                                    Node::Map(vec![Entry::new(
+                                        "containers",
+                                        Node::Seq(containers),
+                                    )]),
+                                ),
                             ]),
                         ),
                     ]),
@@ -641,7 +758,10 @@ impl Gen {
                         ]),
                     ));
                 } else {
-                    spec.push(Entry::new("selector", self.labels(app.as_deref().unwrap_or("web"))));
+                    spec.push(Entry::new(
+                        "selector",
+                        self.labels(app.as_deref().unwrap_or("web")),
+                    ));
                 }
                 let ports = (0..self.rng.range(1, 2))
                     .map(|p| Item {
@@ -650,7 +770,9 @@ impl Gen {
                             Entry::new("port", Node::Scalar(format!("{}", 80 + p))),
                             Entry::new(
                                 "targetPort",
-                                Node::Scalar(self.rng.pick(&["8080", "\"http\"", "http"]).to_string()),
+                                Node::Scalar(
+                                    self.rng.pick(&["8080", "\"http\"", "http"]).to_string(),
+                                ),
                             ),
                         ]),
                         comment: None,
@@ -681,7 +803,14 @@ impl Gen {
                         ]),
                     ),
                 ]);
-                vec![Entry::new("rules", Node::Seq(vec![Item { value: rule, comment: None, head: self.heads(20) }]))]
+                vec![Entry::new(
+                    "rules",
+                    Node::Seq(vec![Item {
+                        value: rule,
+                        comment: None,
+                        head: self.heads(20),
+                    }]),
+                )]
             }
             _ => {
                 // Widget / StorageBucket: anything goes
@@ -717,7 +846,10 @@ impl Gen {
                     ));
                 }
                 if self.rng.chance(30) {
-                    spec.push(Entry::new("nothing", Node::Scalar(self.rng.pick(&["null", "~", ""]).to_string())));
+                    spec.push(Entry::new(
+                        "nothing",
+                        Node::Scalar(self.rng.pick(&["null", "~", ""]).to_string()),
+                    ));
                 }
                 vec![Entry::new("spec", Node::Map(spec))]
             }
@@ -727,7 +859,11 @@ impl Gen {
         api_e.comment = self.maybe_comment(15);
         let kind_e = Entry::new("kind", Node::Scalar(kind.to_string()));
         let md_e = Entry::new("metadata", metadata);
-        let mut top = if self.rng.chance(10) { vec![md_e, api_e, kind_e] } else { vec![api_e, kind_e, md_e] };
+        let mut top = if self.rng.chance(10) {
+            vec![md_e, api_e, kind_e]
+        } else {
+            vec![api_e, kind_e, md_e]
+        };
         for mut e in body {
             e.head = self.heads(15);
             e.blank_before = self.rng.chance(15);
@@ -740,7 +876,11 @@ impl Gen {
                 head.push(vec!["second head comment group".into()]);
             }
         }
-        let foot = if self.rng.chance(15) { vec!["foot comment".to_string()] } else { vec![] };
+        let foot = if self.rng.chance(15) {
+            vec!["foot comment".to_string()]
+        } else {
+            vec![]
+        };
         let res = Res {
             name,
             pkg: String::new(),
@@ -752,15 +892,30 @@ impl Gen {
             app,
             config: false,
         };
-        (res, Doc { head, body: top, foot, style })
+        (
+            res,
+            Doc {
+                head,
+                body: top,
+                foot,
+                style,
+            },
+        )
     }
 
     /// A JSON resource (one document; compact or pretty, unsorted keys).
     fn json_resource(&mut self, file: &str) -> (Res, String) {
         let id = self.id();
         let name = format!("json-{id}");
-        let namespace = if self.rng.chance(40) { Some("ns-a".to_string()) } else { None };
-        let ns = namespace.as_ref().map(|n| format!(", \"namespace\": \"{n}\"")).unwrap_or_default();
+        let namespace = if self.rng.chance(40) {
+            Some("ns-a".to_string())
+        } else {
+            None
+        };
+        let ns = namespace
+            .as_ref()
+            .map(|n| format!(", \"namespace\": \"{n}\""))
+            .unwrap_or_default();
         let text = if self.rng.chance(50) {
             format!("{{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{{\"name\":\"{name}\"{}}},\"data\":{{\"z\":\"1\",\"a\":\"\\u00e9t\\u00e9\",\"n\":\"null\"}}}}", ns.replace(' ', ""))
         } else {
@@ -768,8 +923,16 @@ impl Gen {
                 "{{\n    \"apiVersion\": \"example.com/v1\",\n    \"kind\": \"Widget\",\n    \"metadata\": {{\n        \"name\": \"{name}\"{ns}\n    }},\n    \"spec\": {{\n        \"list\": [1, 2.5, true, null, \"s\"],\n        \"nested\": {{\"b\": [], \"a\": {{}}}},\n        \"num\": 12345678901234567890\n    }}\n}}"
             )
         };
-        let kind = if text.contains("Widget") { "Widget" } else { "ConfigMap" };
-        let api = if kind == "Widget" { "example.com/v1" } else { "v1" };
+        let kind = if text.contains("Widget") {
+            "Widget"
+        } else {
+            "ConfigMap"
+        };
+        let api = if kind == "Widget" {
+            "example.com/v1"
+        } else {
+            "v1"
+        };
         let res = Res {
             name,
             pkg: String::new(),
@@ -824,7 +987,10 @@ impl Gen {
         let mut docs = vec![];
         for i in 0..n {
             let (r, d) = self.resource(rel, i);
-            out.push(Res { pkg: pkg_dir.to_string(), ..r });
+            out.push(Res {
+                pkg: pkg_dir.to_string(),
+                ..r
+            });
             docs.push(d.text());
         }
         self.put_yaml(&join(pkg_dir, rel), docs);
@@ -841,20 +1007,34 @@ impl Gen {
             _ => format!("cfg-{id}.yaml"),
         };
         let name = format!("cfg-{id}");
-        let style = Style { indent: 2, wide: self.rng.chance(50), flip_after_first: false };
+        let style = Style {
+            indent: 2,
+            wide: self.rng.chance(50),
+            flip_after_first: false,
+        };
         let mut ann = Entry::new(
             "annotations",
-            Node::Map(vec![Entry::new("config.kubernetes.io/local-config", Node::Scalar("\"true\"".into()))]),
+            Node::Map(vec![Entry::new(
+                "config.kubernetes.io/local-config",
+                Node::Scalar("\"true\"".into()),
+            )]),
         );
         ann.comment = self.maybe_comment(20);
         let n = self.rng.range(1, 3);
         let data = self.entries(n, "param-");
         let doc = Doc {
-            head: if self.rng.chance(40) { vec![vec!["function configuration".into()]] } else { vec![] },
+            head: if self.rng.chance(40) {
+                vec![vec!["function configuration".into()]]
+            } else {
+                vec![]
+            },
             body: vec![
                 Entry::new("apiVersion", Node::Scalar("v1".into())),
                 Entry::new("kind", Node::Scalar("ConfigMap".into())),
-                Entry::new("metadata", Node::Map(vec![Entry::new("name", Node::Scalar(name.clone())), ann])),
+                Entry::new(
+                    "metadata",
+                    Node::Map(vec![Entry::new("name", Node::Scalar(name.clone())), ann]),
+                ),
                 Entry::new("data", Node::Map(data)),
             ],
             foot: vec![],
@@ -881,7 +1061,12 @@ impl Gen {
 
     /// A random package at `dir` (relative to the root; `""` = root).
     fn package(&mut self, dir: &str, depth: usize) -> PkgInfo {
-        let pkg_name = dir.rsplit('/').next().filter(|s| !s.is_empty()).unwrap_or("pkg").to_string();
+        let pkg_name = dir
+            .rsplit('/')
+            .next()
+            .filter(|s| !s.is_empty())
+            .unwrap_or("pkg")
+            .to_string();
         self.pkg_names.push(pkg_name.clone());
         let mut all = vec![];
 
@@ -916,7 +1101,10 @@ impl Gen {
         }
         if self.rng.chance(35) {
             let (r, text) = self.json_resource("data.json");
-            own.push(Res { pkg: dir.to_string(), ..r });
+            own.push(Res {
+                pkg: dir.to_string(),
+                ..r
+            });
             self.finish_text(&join(dir, "data.json"), text + "\n");
         }
         if self.rng.chance(25) {
@@ -933,27 +1121,39 @@ impl Gen {
         }
         // files that are not resources
         if self.rng.chance(30) {
-            self.files.insert(join(dir, "README.md"), b"# A package\n\nnot: yaml: at all\n".to_vec());
+            self.files.insert(
+                join(dir, "README.md"),
+                b"# A package\n\nnot: yaml: at all\n".to_vec(),
+            );
         }
         if self.rng.chance(20) {
-            self.files.insert(join(dir, "NOTKRM.YAML"), b"just: a map\n".to_vec());
+            self.files
+                .insert(join(dir, "NOTKRM.YAML"), b"just: a map\n".to_vec());
         }
         if self.rng.chance(20) {
             self.files.insert(join(dir, "empty.yaml"), Vec::new());
         }
         if self.rng.chance(20) {
-            self.files.insert(join(dir, "only-comments.yaml"), b"# nothing here\n# at all\n".to_vec());
+            self.files.insert(
+                join(dir, "only-comments.yaml"),
+                b"# nothing here\n# at all\n".to_vec(),
+            );
         }
         if self.rng.chance(25) {
             krmignore.push("ignored/".into());
             krmignore.push("*.bak.yaml".into());
-            self.files.insert(join(dir, "ignored/not-krm.yaml"), b"not: a resource\n".to_vec());
-            self.files.insert(join(dir, "old.bak.yaml"), b"- a list, not KRM\n".to_vec());
+            self.files.insert(
+                join(dir, "ignored/not-krm.yaml"),
+                b"not: a resource\n".to_vec(),
+            );
+            self.files
+                .insert(join(dir, "old.bak.yaml"), b"- a list, not KRM\n".to_vec());
         }
         if !krmignore.is_empty() {
             krmignore.dedup();
             let text = format!("# files kpt must not read\n{}\n", krmignore.join("\n"));
-            self.files.insert(join(dir, ".krmignore"), text.into_bytes());
+            self.files
+                .insert(join(dir, ".krmignore"), text.into_bytes());
         }
 
         // pipeline
@@ -982,7 +1182,11 @@ impl Gen {
                 let _ = writeln!(pipeline, "  {key}:");
                 for f in fns {
                     for (i, line) in f.lines().enumerate() {
-                        let lead = if i == 0 { format!("{}- ", sp(item_col)) } else { sp(item_col + 2) };
+                        let lead = if i == 0 {
+                            format!("{}- ", sp(item_col))
+                        } else {
+                            sp(item_col + 2)
+                        };
                         let _ = writeln!(pipeline, "{lead}{line}");
                     }
                 }
@@ -995,8 +1199,15 @@ impl Gen {
         if self.rng.chance(30) {
             k.push_str("# Kptfile of the package\n");
         }
-        let _ = write!(k, "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {pkg_name}");
-        k.push_str(if self.rng.chance(20) { " # the package name\n" } else { "\n" });
+        let _ = write!(
+            k,
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {pkg_name}"
+        );
+        k.push_str(if self.rng.chance(20) {
+            " # the package name\n"
+        } else {
+            "\n"
+        });
         if self.rng.chance(25) {
             k.push_str("  annotations:\n    config.kubernetes.io/local-config: \"true\"\n");
         }
@@ -1015,7 +1226,13 @@ impl Gen {
     }
 
     /// One pipeline function (YAML lines of the list item, unindented).
-    fn function(&mut self, dir: &str, own: &mut Vec<Res>, visible: &mut Vec<Res>, mutator: bool) -> String {
+    fn function(
+        &mut self,
+        dir: &str,
+        own: &mut Vec<Res>,
+        visible: &mut Vec<Res>,
+        mutator: bool,
+    ) -> String {
         let fns = self.fns.clone();
         let movable: Vec<Res> = visible.iter().filter(|r| !r.config).cloned().collect();
         let exec = if !mutator {
@@ -1036,7 +1253,10 @@ impl Gen {
                     let id = self.id();
                     format!("{fns}/sort-keys.py new{id}")
                 }
-                7 | 8 => format!("{fns}/add-field.py {}", self.rng.pick(&["v1", "yes", "x-y"])),
+                7 | 8 => format!(
+                    "{fns}/add-field.py {}",
+                    self.rng.pick(&["v1", "yes", "x-y"])
+                ),
                 9..=11 => {
                     let mut specs = vec![];
                     for _ in 0..self.rng.range(1, 3) {
@@ -1075,12 +1295,20 @@ impl Gen {
                 14 | 15 if !movable.is_empty() => {
                     let legacy = if self.rng.chance(40) { "--legacy " } else { "" };
                     // swap two documents of one file, or move one resource
-                    let multi: Vec<&Res> = movable.iter().filter(|r| r.index == 1 && !r.file.is_empty()).collect();
+                    let multi: Vec<&Res> = movable
+                        .iter()
+                        .filter(|r| r.index == 1 && !r.file.is_empty())
+                        .collect();
                     let spec = if !multi.is_empty() && self.rng.chance(50) {
                         let b = (*self.rng.pick(&multi)).clone();
                         let a = movable
                             .iter()
-                            .find(|r| r.pkg == b.pkg && r.file == b.file && r.index == 0 && r.name != b.name)
+                            .find(|r| {
+                                r.pkg == b.pkg
+                                    && r.file == b.file
+                                    && r.index == 0
+                                    && r.name != b.name
+                            })
                             .cloned();
                         match a {
                             Some(a) => format!("{}={}:1 {}={}:0", a.name, a.file, b.name, b.file),
@@ -1096,7 +1324,11 @@ impl Gen {
                 16 | 17 => format!("{fns}/stderr-results.py {}", self.rng.range(0, 7)),
                 18 if self.rng.chance(25) => {
                     self.expect_failure = true;
-                    format!("{fns}/fail.sh {} {}", self.rng.range(1, 4), self.rng.range(0, 6))
+                    format!(
+                        "{fns}/fail.sh {} {}",
+                        self.rng.range(1, 4),
+                        self.rng.range(0, 6)
+                    )
                 }
                 _ => format!("{fns}/identity.sh"),
             }
@@ -1109,7 +1341,10 @@ impl Gen {
         let _ = writeln!(f, "exec: {exec}");
         match self.rng.below(4) {
             0 => {
-                let _ = writeln!(f, "configMap:\n  greeting: hello\n  num: 1\n  flag: true\n  quoted: \"007\"");
+                let _ = writeln!(
+                    f,
+                    "configMap:\n  greeting: hello\n  num: 1\n  flag: true\n  quoted: \"007\""
+                );
             }
             1 => {
                 let rel = self.config_file(dir, own);
@@ -1122,7 +1357,11 @@ impl Gen {
             let n = self.rng.range(1, 2);
             let mut kinds = vec![];
             for _ in 0..n {
-                let r = if visible.is_empty() { None } else { Some(self.rng.pick(visible).clone()) };
+                let r = if visible.is_empty() {
+                    None
+                } else {
+                    Some(self.rng.pick(visible).clone())
+                };
                 // two selectors matching the same resource make kpt fail (a
                 // kpt bug, kept on purpose): two selectors are two names
                 let which = if n == 2 { 1 } else { self.rng.below(7) };
@@ -1132,8 +1371,12 @@ impl Gen {
                     }
                     (1, Some(r)) => format!("name: {}", r.name),
                     (2, _) => format!("namespace: {}", self.rng.pick(&["ns-a", "ns-b"])),
-                    (3, Some(r)) if r.app.is_some() => format!("labels:\n    app: {}", r.app.as_ref().unwrap()),
-                    (4, _) => "annotations:\n    config.kubernetes.io/local-config: \"true\"".to_string(),
+                    (3, Some(r)) if r.app.is_some() => {
+                        format!("labels:\n    app: {}", r.app.as_ref().unwrap())
+                    }
+                    (4, _) => {
+                        "annotations:\n    config.kubernetes.io/local-config: \"true\"".to_string()
+                    }
                     (5, _) => "{}".to_string(),
                     (_, Some(r)) => format!("kind: {}", r.kind),
                     _ => "kind: ConfigMap".to_string(),
@@ -1182,7 +1425,13 @@ pub fn generate(seed: u64, fns: &str) -> Case {
     if g.rng.chance(20) {
         flags.push("--truncate-output=false".to_string());
     }
-    Case { seed, files: g.files, links: BTreeMap::new(), flags, expect_failure: g.expect_failure }
+    Case {
+        seed,
+        files: g.files,
+        links: BTreeMap::new(),
+        flags,
+        expect_failure: g.expect_failure,
+    }
 }
 
 /// Writes the case's tree under `dir`.
@@ -1231,7 +1480,10 @@ pub const MODES: &[(&str, &[&str])] = &[
 
 /// Where failing seeds are written: `target/diff-failures`.
 fn failures_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap().join("diff-failures")
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("diff-failures")
 }
 
 /// Outcome of one seed: `Err` holds the report of the first difference.
@@ -1260,18 +1512,30 @@ fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
         kpt_failed |= kpt.exit_code != 0;
         if let Some(diff) = describe_difference(&kpt, &ours) {
             let report = save_failure(&case, mode, &args, &diff);
-            return SeedRun { kpt_failed, expect_failure: case.expect_failure, result: Err(report) };
+            return SeedRun {
+                kpt_failed,
+                expect_failure: case.expect_failure,
+                result: Err(report),
+            };
         }
     }
     let _ = std::fs::remove_dir_all(work.join(format!("seed-{seed}")));
-    SeedRun { kpt_failed, expect_failure: case.expect_failure, result: Ok(()) }
+    SeedRun {
+        kpt_failed,
+        expect_failure: case.expect_failure,
+        result: Ok(()),
+    }
 }
 
 /// Writes `target/diff-failures/<seed>/{pkg/,README.txt}`; returns the report.
 fn save_failure(case: &Case, mode: &str, args: &[&str], diff: &str) -> String {
     let dir = failures_dir().join(case.seed.to_string());
     write_case(case, &dir.join("pkg"));
-    let flags = args.iter().map(|a| if *a == "<RESULTS>" { "../results" } else { a }).collect::<Vec<_>>().join(" ");
+    let flags = args
+        .iter()
+        .map(|a| if *a == "<RESULTS>" { "../results" } else { a })
+        .collect::<Vec<_>>()
+        .join(" ");
     let report = format!(
         "seed {seed} differs in mode {mode}\n\
          reproduce: KRMGRAPH_DIFF_SEED={seed} cargo test -p krmgraph --test it differential -- --nocapture\n\
@@ -1288,9 +1552,15 @@ fn save_failure(case: &Case, mode: &str, args: &[&str], diff: &str) -> String {
 
 fn seeds() -> Vec<u64> {
     if let Ok(s) = std::env::var("KRMGRAPH_DIFF_SEED") {
-        return s.split(',').map(|x| x.trim().parse().expect("KRMGRAPH_DIFF_SEED: a number")).collect();
+        return s
+            .split(',')
+            .map(|x| x.trim().parse().expect("KRMGRAPH_DIFF_SEED: a number"))
+            .collect();
     }
-    let n = std::env::var("KRMGRAPH_DIFF_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_SEEDS);
+    let n = std::env::var("KRMGRAPH_DIFF_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DEFAULT_SEEDS);
     (0..n).collect()
 }
 
@@ -1311,7 +1581,11 @@ fn generated_trees_match_kpt() {
     };
     let fns = repo_root().join("testdata/functions");
     let fns = fns.to_string_lossy().to_string();
-    let path = format!("{}:{}", pydir.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        pydir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let work = tempfile::tempdir().unwrap();
     let seeds = seeds();
     let start = Instant::now();
@@ -1332,7 +1606,11 @@ fn generated_trees_match_kpt() {
                 };
                 println!(
                     "seed {seed}: {} ({kpt}) in {:.1}s",
-                    if run.result.is_ok() { "same" } else { "DIFFERENT" },
+                    if run.result.is_ok() {
+                        "same"
+                    } else {
+                        "DIFFERENT"
+                    },
                     t.elapsed().as_secs_f64()
                 );
                 results.lock().unwrap().push((seed, run));
@@ -1353,7 +1631,11 @@ fn generated_trees_match_kpt() {
         println!("{}", r.result.as_ref().unwrap_err());
     }
     let list: Vec<u64> = diffs.iter().map(|(s, _)| *s).collect();
-    assert!(diffs.is_empty(), "seeds differing from kpt: {list:?} (trees under {})", failures_dir().display());
+    assert!(
+        diffs.is_empty(),
+        "seeds differing from kpt: {list:?} (trees under {})",
+        failures_dir().display()
+    );
 }
 
 #[cfg(test)]

@@ -29,7 +29,9 @@ pub fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             if entry.file_name() == ".git" {
@@ -39,9 +41,17 @@ pub fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             if meta.is_dir() {
                 stack.push(path);
             } else {
-                let rel = path.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 let bytes = if meta.file_type().is_symlink() {
-                    format!("symlink -> {}", std::fs::read_link(&path).unwrap().display()).into_bytes()
+                    format!(
+                        "symlink -> {}",
+                        std::fs::read_link(&path).unwrap().display()
+                    )
+                    .into_bytes()
                 } else {
                     std::fs::read(&path).unwrap_or_default()
                 };
@@ -81,7 +91,13 @@ pub fn render_with(tool: &str, work: &Path, pkg: &Path, args: &[&str]) -> Render
 /// [`render_with`] with extra environment variables for the tool. A
 /// `<work>/<tool>/out` directory left by `-o out` is part of the result
 /// (its files as `<out>/<path>`).
-pub fn render_with_env(tool: &str, work: &Path, pkg: &Path, args: &[&str], env: &[(&str, &str)]) -> Rendered {
+pub fn render_with_env(
+    tool: &str,
+    work: &Path,
+    pkg: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Rendered {
     let base = work.join(tool);
     let _ = std::fs::remove_dir_all(&base);
     let dest = base.join(pkg.file_name().unwrap());
@@ -95,15 +111,24 @@ pub fn render_with_env(tool: &str, work: &Path, pkg: &Path, args: &[&str], env: 
         c.arg("render");
         c
     };
-    let args: Vec<String> = args.iter().map(|a| a.replace("<RESULTS>", &base.join("results").to_string_lossy())).collect();
-    cmd.arg(&dest).args(&args).current_dir(&base).envs(env.iter().copied());
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("<RESULTS>", &base.join("results").to_string_lossy()))
+        .collect();
+    cmd.arg(&dest)
+        .args(&args)
+        .current_dir(&base)
+        .envs(env.iter().copied());
     let out = run(&mut cmd);
     let mut files = read_tree(&dest);
     for (rel, bytes) in read_tree(&base.join("out")) {
         files.insert(format!("<out>/{rel}"), bytes);
     }
     if let Ok(results) = std::fs::read(base.join("results/results.yaml")) {
-        files.insert("<results.yaml>".into(), normalise(&String::from_utf8_lossy(&results), &base).into_bytes());
+        files.insert(
+            "<results.yaml>".into(),
+            normalise(&String::from_utf8_lossy(&results), &base).into_bytes(),
+        );
     }
     Rendered {
         exit_code: out.status.code().unwrap_or(-1),
@@ -121,24 +146,33 @@ pub fn describe_difference(kpt: &Rendered, ours: &Rendered) -> Option<String> {
             kpt.exit_code, ours.exit_code, kpt.stderr, ours.stderr
         ));
     }
-    let names: std::collections::BTreeSet<&String> = kpt.files.keys().chain(ours.files.keys()).collect();
+    let names: std::collections::BTreeSet<&String> =
+        kpt.files.keys().chain(ours.files.keys()).collect();
     for name in names {
         match (kpt.files.get(name), ours.files.get(name)) {
             (Some(a), Some(b)) if a == b => {}
             (a, b) => {
                 return Some(format!(
                     "file {name} differs\n--- kpt\n{}\n--- krmgraph\n{}",
-                    a.map(|x| String::from_utf8_lossy(x).to_string()).unwrap_or("<missing>".into()),
-                    b.map(|x| String::from_utf8_lossy(x).to_string()).unwrap_or("<missing>".into())
+                    a.map(|x| String::from_utf8_lossy(x).to_string())
+                        .unwrap_or("<missing>".into()),
+                    b.map(|x| String::from_utf8_lossy(x).to_string())
+                        .unwrap_or("<missing>".into())
                 ))
             }
         }
     }
     if kpt.stdout != ours.stdout {
-        return Some(format!("stdout differs\n--- kpt\n{}\n--- krmgraph\n{}", kpt.stdout, ours.stdout));
+        return Some(format!(
+            "stdout differs\n--- kpt\n{}\n--- krmgraph\n{}",
+            kpt.stdout, ours.stdout
+        ));
     }
     if kpt.stderr != ours.stderr {
-        return Some(format!("stderr differs\n--- kpt\n{}\n--- krmgraph\n{}", kpt.stderr, ours.stderr));
+        return Some(format!(
+            "stderr differs\n--- kpt\n{}\n--- krmgraph\n{}",
+            kpt.stderr, ours.stderr
+        ));
     }
     None
 }
@@ -191,7 +225,11 @@ fn package_of(work: &Path, name: &str, files: &[PathBuf], cat: bool) -> PathBuf 
     let pkg = work.join("src").join(name);
     let _ = std::fs::remove_dir_all(&pkg);
     std::fs::create_dir_all(&pkg).unwrap();
-    let kptfile = if cat { format!("{KPTFILE_NO_PIPELINE}{CAT_PIPELINE}") } else { KPTFILE_NO_PIPELINE.to_string() };
+    let kptfile = if cat {
+        format!("{KPTFILE_NO_PIPELINE}{CAT_PIPELINE}")
+    } else {
+        KPTFILE_NO_PIPELINE.to_string()
+    };
     std::fs::write(pkg.join("Kptfile"), kptfile).unwrap();
     for f in files {
         std::fs::copy(f, pkg.join(f.file_name().unwrap())).unwrap();
@@ -221,7 +259,12 @@ fn check_all(cases: Vec<(String, PathBuf, Vec<&str>)>, work: &Path) {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} renders differ from kpt: {failures:?}", failures.len(), cases.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} renders differ from kpt: {failures:?}",
+        failures.len(),
+        cases.len()
+    );
 }
 
 #[test]
@@ -235,14 +278,25 @@ fn yaml_fixtures_match_kpt() {
         let suffix = if cat { "cat" } else { "no-pipeline" };
         let args = if cat { vec!["--allow-exec"] } else { vec![] };
         for f in fixtures("testdata/yaml") {
-            let name = format!("{}-{suffix}", f.file_name().unwrap().to_string_lossy().replace('.', "_"));
+            let name = format!(
+                "{}-{suffix}",
+                f.file_name().unwrap().to_string_lossy().replace('.', "_")
+            );
             let pkg = package_of(work.path(), &name, &[f.clone()], cat);
             cases.push((name, pkg, args.clone()));
         }
-        let all = package_of(work.path(), &format!("all-{suffix}"), &fixtures("testdata/yaml"), cat);
+        let all = package_of(
+            work.path(),
+            &format!("all-{suffix}"),
+            &fixtures("testdata/yaml"),
+            cat,
+        );
         cases.push((format!("all-{suffix}"), all, args.clone()));
         for f in fixtures("testdata/yaml-errors") {
-            let name = format!("error-{}-{suffix}", f.file_name().unwrap().to_string_lossy().replace('.', "_"));
+            let name = format!(
+                "error-{}-{suffix}",
+                f.file_name().unwrap().to_string_lossy().replace('.', "_")
+            );
             let pkg = package_of(work.path(), &name, &[f.clone()], cat);
             cases.push((name, pkg, args.clone()));
         }
@@ -276,7 +330,11 @@ fn one_megabyte_document_matches_kpt() {
     for cat in [false, true] {
         let name = if cat { "big-cat" } else { "big-no-pipeline" };
         let pkg = package_of(work.path(), name, &[big.clone()], cat);
-        cases.push((name.to_string(), pkg, if cat { vec!["--allow-exec"] } else { vec![] }));
+        cases.push((
+            name.to_string(),
+            pkg,
+            if cat { vec!["--allow-exec"] } else { vec![] },
+        ));
     }
     check_all(cases, work.path());
 }
@@ -292,7 +350,11 @@ fn conformance_inputs_match_kpt() {
     };
     let work = tempfile::tempdir().unwrap();
     let mut cases = Vec::new();
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     entries.sort();
     for case in entries.into_iter().filter(|p| p.is_dir()) {
         let name = case.file_name().unwrap().to_string_lossy().to_string();
@@ -315,6 +377,7 @@ mod tests {
     fn replaces_pipelines() {
         let k = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\npipeline:\n  mutators:\n    - image: a\ninfo:\n  description: d\n";
         assert_eq!(replace_pipeline(k, false), "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: x\ninfo:\n  description: d\n");
-        assert!(replace_pipeline(k, true).ends_with("description: d\npipeline:\n  mutators:\n  - exec: cat\n"));
+        assert!(replace_pipeline(k, true)
+            .ends_with("description: d\npipeline:\n  mutators:\n  - exec: cat\n"));
     }
 }

@@ -11,13 +11,19 @@ pub fn krmgraph_bin() -> PathBuf {
 
 /// The repository root (the workspace directory).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("workspace root").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
 }
 
 /// Whether `kpt` runs here. When it does not, returns `false` after printing
 /// why, or panics when `KRMGRAPH_REQUIRE_KPT=1` asks for it.
 pub fn kpt_available(test: &str) -> bool {
-    let ok = Command::new("kpt").arg("version").output().is_ok_and(|o| o.status.success());
+    let ok = Command::new("kpt")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
         if std::env::var("KRMGRAPH_REQUIRE_KPT").as_deref() == Ok("1") {
             panic!("{test}: kpt is required (KRMGRAPH_REQUIRE_KPT=1) but `kpt version` failed");

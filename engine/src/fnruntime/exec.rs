@@ -100,15 +100,23 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
     }
     match state {
         State::Word => words.push(word),
-        State::Escaping | State::EscapingQuoted => return Err("EOF found after escape character".into()),
-        State::DoubleQuoted | State::SingleQuoted => return Err("EOF found when expecting closing quote".into()),
+        State::Escaping | State::EscapingQuoted => {
+            return Err("EOF found after escape character".into())
+        }
+        State::DoubleQuoted | State::SingleQuoted => {
+            return Err("EOF found when expecting closing quote".into())
+        }
         State::Start | State::Comment => {}
     }
     Ok(words)
 }
 
 /// Runs `command_line` with `stdin` as its input.
-pub fn run(command_line: &str, stdin: &[u8], timeout: Duration) -> Result<ProcessOutput, ExecError> {
+pub fn run(
+    command_line: &str,
+    stdin: &[u8],
+    timeout: Duration,
+) -> Result<ProcessOutput, ExecError> {
     let words = split_command(command_line).map_err(ExecError::BadCommand)?;
     let Some((program, args)) = words.split_first() else {
         return Err(ExecError::Start("exec: no command".into()));
@@ -124,17 +132,23 @@ pub fn run(command_line: &str, stdin: &[u8], timeout: Duration) -> Result<Proces
     let mut child_stdin = child.stdin.take().expect("piped stdin");
     let mut child_stdout = child.stdout.take().expect("piped stdout");
     let mut child_stderr = child.stderr.take().expect("piped stderr");
-    // Feed stdin and drain both outputs at once so no pipe fills up.
-    let (stdout, stderr) = std::thread::scope(|s| {
+    // Feed stdin and drain both outputs on their own threads so no pipe
+    // fills up, while this thread enforces the timeout.
+    let (stdout, stderr, status) = std::thread::scope(|s| {
         s.spawn(move || {
             // A function may exit without reading all its input.
             let _ = child_stdin.write_all(stdin);
         });
+        let out = s.spawn(move || read_all(&mut child_stdout));
         let err = s.spawn(move || read_all(&mut child_stderr));
-        let out = read_all(&mut child_stdout);
-        (out, err.join().unwrap_or_default())
+        let status = wait_with_timeout(&mut child, timeout);
+        (
+            out.join().unwrap_or_default(),
+            err.join().unwrap_or_default(),
+            status,
+        )
     });
-    let status = wait_with_timeout(&mut child, timeout)?;
+    let status = status?;
     Ok(ProcessOutput {
         stdout,
         stderr,
@@ -175,13 +189,19 @@ fn look_path(program: &str) -> Result<PathBuf, ExecError> {
     }
     let path_var = std::env::var_os("PATH").unwrap_or_default();
     for dir in std::env::split_paths(&path_var) {
-        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        let dir = if dir.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            dir
+        };
         let candidate = dir.join(program);
         if is_executable(&candidate) {
             return Ok(candidate);
         }
     }
-    Err(ExecError::Start(format!("exec: \"{program}\": executable file not found in $PATH")))
+    Err(ExecError::Start(format!(
+        "exec: \"{program}\": executable file not found in $PATH"
+    )))
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -241,7 +261,10 @@ mod tests {
     #[test]
     fn start_errors_read_like_kpt() {
         let e = run("/nonexistent/fn", b"", DEFAULT_TIMEOUT).unwrap_err();
-        assert_eq!(e.to_string(), "unexpected function error: fork/exec /nonexistent/fn: no such file or directory");
+        assert_eq!(
+            e.to_string(),
+            "unexpected function error: fork/exec /nonexistent/fn: no such file or directory"
+        );
         let e = run("nosuchcmd-krmgraph arg", b"", DEFAULT_TIMEOUT).unwrap_err();
         assert_eq!(
             e.to_string(),

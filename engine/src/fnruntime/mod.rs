@@ -17,7 +17,8 @@ use std::time::Instant;
 
 use crate::event::{Event, Reporter};
 use crate::kptfile::Function;
-use crate::kyaml::{byteio, kioutil, rnode};
+use crate::krm;
+use crate::kyaml::{byteio, kio_pipeline, kioutil};
 use crate::yaml::node::Style;
 use crate::yaml::Node;
 use results::{parse_results, FnResult};
@@ -106,7 +107,8 @@ pub enum ConfigSource {
 }
 
 /// The error kpt gives for an exec function without `--allow-exec`.
-pub const EXEC_NOT_ALLOWED: &str = "must run with `--allow-exec` option to allow running function binaries";
+pub const EXEC_NOT_ALLOWED: &str =
+    "must run with `--allow-exec` option to allow running function binaries";
 
 /// kpt's image name resolution: a name without `/` is in the kpt functions
 /// catalog (`set-labels:v0.1` means `gcr.io/kpt-fn/set-labels:v0.1`).
@@ -120,7 +122,11 @@ pub fn resolve_image(image: &str) -> String {
 
 impl FunctionRunner {
     /// Builds the runner for `f` in the package at `package_dir`.
-    pub fn new(f: &Function, package_dir: &Path, options: &RunnerOptions) -> Result<FunctionRunner, FnError> {
+    pub fn new(
+        f: &Function,
+        package_dir: &Path,
+        options: &RunnerOptions,
+    ) -> Result<FunctionRunner, FnError> {
         if !f.exec.is_empty() && !options.allow_exec {
             return Err(FnError::Message(EXEC_NOT_ALLOWED.into()));
         }
@@ -143,17 +149,31 @@ impl FunctionRunner {
 
     fn new_result(&self) -> FnResult {
         match &self.kind {
-            FunctionKind::Exec(s) => FnResult { exec: s.clone(), ..FnResult::default() },
-            FunctionKind::Image(s) => FnResult { image: s.clone(), ..FnResult::default() },
+            FunctionKind::Exec(s) => FnResult {
+                exec: s.clone(),
+                ..FnResult::default()
+            },
+            FunctionKind::Image(s) => FnResult {
+                image: s.clone(),
+                ..FnResult::default()
+            },
         }
     }
 
     /// Runs the function on `input` (which gains kpt's id annotations, as
     /// kpt's input nodes do) and returns its output. Prints and records as
     /// kpt does. `config` overrides the runner's functionConfig.
-    pub fn run(&self, input: &mut [Node], config: ConfigSource, ctx: &mut RunContext) -> Result<Vec<Node>, FnError> {
+    pub fn run(
+        &self,
+        input: &mut [Node],
+        config: ConfigSource,
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Node>, FnError> {
         let selected = self.show_resource_count.then_some(input.len());
-        ctx.reporter.report(&Event::FunctionStarted { name: self.name.clone(), selected });
+        ctx.reporter.report(&Event::FunctionStarted {
+            name: self.name.clone(),
+            selected,
+        });
         let start = Instant::now();
         let mut record = self.new_result();
         let outcome = self.call(input, &config, &mut record, ctx);
@@ -193,8 +213,11 @@ impl FunctionRunner {
         record: &mut FnResult,
         ctx: &mut RunContext,
     ) -> Result<Vec<Node>, FnError> {
-        crate::krm::check_all_krm(input)
-            .map_err(|e| FnError::Message(format!("input resource list must contain only KRM resources: {e}")))?;
+        crate::krm::check_all_krm(input).map_err(|e| {
+            FnError::Message(format!(
+                "input resource list must contain only KRM resources: {e}"
+            ))
+        })?;
         let output = match self.filter(input, config, record) {
             Ok(output) => output,
             Err(e) => {
@@ -208,13 +231,20 @@ impl FunctionRunner {
         };
         let mut output = output;
         for resource in &mut output {
-            if rnode::get_annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
-                rnode::set_annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION, &self.package_dir);
+            if krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
+                krm::set_annotation(
+                    resource,
+                    kioutil::PACKAGE_PATH_ANNOTATION,
+                    &self.package_dir,
+                );
             }
         }
         enforce_path_invariants(&output).map_err(FnError::Message)?;
-        crate::krm::check_all_krm(&output)
-            .map_err(|e| FnError::Message(format!("output resource list must contain only KRM resources: {e}")))?;
+        crate::krm::check_all_krm(&output).map_err(|e| {
+            FnError::Message(format!(
+                "output resource list must contain only KRM resources: {e}"
+            ))
+        })?;
         record.exit_code = 0;
         ctx.results.push(record.clone());
         Ok(output)
@@ -223,8 +253,13 @@ impl FunctionRunner {
     /// kyaml's `FunctionFilter.Filter` with kpt's exec runtime: ids on the
     /// input, the ResourceList on stdin, the output read back with comments
     /// and order restored, and default paths for generated resources.
-    fn filter(&self, input: &mut [Node], config: &ConfigSource, record: &mut FnResult) -> Result<Vec<Node>, FnError> {
-        kioutil::set_function_ids(input);
+    fn filter(
+        &self,
+        input: &mut [Node],
+        config: &ConfigSource,
+        record: &mut FnResult,
+    ) -> Result<Vec<Node>, FnError> {
+        kio_pipeline::set_ids(input).map_err(|e| FnError::Message(e.to_string()))?;
         // The config is read after the ids are set: when it is one of the
         // inputs, the function sees it with them, as with kpt's shared nodes.
         let function_config = match config {
@@ -232,21 +267,16 @@ impl FunctionRunner {
             ConfigSource::Input(i) => input.get(*i).cloned(),
             ConfigSource::Node(node) => Some(node.clone()),
         };
-        let stdin = byteio::ByteWriter {
-            keep_reader_annotations: true,
-            wrapping_kind: "ResourceList".into(),
-            wrapping_api_version: "config.kubernetes.io/v1".into(),
-            function_config: function_config.clone(),
-            ..Default::default()
-        }
-        .write(input)
-        .map_err(|e| FnError::Message(e.to_string()))?;
+        let stdin = kio_pipeline::function_input(input, function_config.as_ref())
+            .map_err(|e| FnError::Message(e.to_string()))?;
         let process = self.invoke(&stdin)?;
         record.stderr = String::from_utf8_lossy(&process.stderr).into_owned();
-        let mut reader = byteio::ByteReader::default();
-        let mut output = reader.read(&process.stdout).map_err(|e| FnError::Message(e.to_string()))?;
-        kioutil::copy_comments_and_sync_order(input, &mut output).map_err(|e| FnError::Message(e.to_string()))?;
-        if let Some(results) = &reader.results {
+        let read = kio_pipeline::read_function_output(&process.stdout)
+            .map_err(|e| FnError::Message(e.to_string()))?;
+        let mut output = read.nodes;
+        kio_pipeline::copy_comments_and_sync_order(input, &mut output)
+            .map_err(|e| FnError::Message(e.to_string()))?;
+        if let Some(results) = &read.results {
             record.results = parse_results(results);
         }
         match process.exit_code {
@@ -257,8 +287,10 @@ impl FunctionRunner {
                 return Err(FnError::Reported(code));
             }
         }
-        let function_dir = function_config.as_ref().map(kioutil::function_dir).unwrap_or_default();
-        kioutil::default_path_annotation(&function_dir, &mut output).map_err(|e| FnError::Message(e.to_string()))?;
+        let function_dir = kio_pipeline::function_scope(function_config.as_ref())
+            .map_err(|e| FnError::Message(e.to_string()))?;
+        kioutil::default_path_annotation(&function_dir, &mut output)
+            .map_err(|e| FnError::Message(e.to_string()))?;
         Ok(output)
     }
 
@@ -280,24 +312,33 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
     if !f.config_path.is_empty() {
         let path = package_dir.join(&f.config_path);
         let bytes = std::fs::read(&path).map_err(|_| {
-            FnError::Message(format!("missing function config {}", crate::gostr::quote(&f.config_path)))
+            FnError::Message(format!(
+                "missing function config {}",
+                crate::gostr::quote(&f.config_path)
+            ))
         })?;
         let nodes = byteio::ByteReader {
             omit_reader_annotations: true,
             ..Default::default()
         }
         .read(&bytes)
-        .map_err(|e| FnError::Message(e.to_string()))?;
+        .map_err(|e| FnError::Message(e.to_string()))?
+        .nodes;
         return Ok(nodes.into_iter().next());
     }
-    let Some(data) = &f.config_map else { return Ok(None) };
+    let Some(data) = &f.config_map else {
+        return Ok(None);
+    };
     let mut config = Node::mapping();
     let mut meta = Node::mapping();
-    meta.content.extend([Node::string("name"), Node::string("function-input")]);
+    meta.content
+        .extend([Node::string("name"), Node::string("function-input")]);
     let mut data_node = Node::mapping();
     data_node.style = Style::FLOW;
     for (k, v) in data {
-        data_node.content.extend([Node::string(k.clone()), Node::string(v.clone())]);
+        data_node
+            .content
+            .extend([Node::string(k.clone()), Node::string(v.clone())]);
     }
     config.content.extend([
         Node::string("apiVersion"),
@@ -317,9 +358,10 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
 pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
     let mut seen = std::collections::HashSet::new();
     for resource in output {
-        let package = rnode::get_annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
-        let path = kioutil::get_path(resource).unwrap_or_default();
-        let index = kioutil::get_index(resource).unwrap_or_default();
+        let package =
+            krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
+        let path = krm::path_of(resource);
+        let index = krm::index_of(resource);
         let cleaned = crate::kptfile::validate::clean_path(&path);
         if cleaned.starts_with("../") {
             return Err(format!(
@@ -327,7 +369,11 @@ pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
             ));
         }
         if !seen.insert((package, cleaned, index.clone())) {
-            return Err(format!("resource at path {} and index {} already exists", crate::gostr::quote(&path), crate::gostr::quote(&index)));
+            return Err(format!(
+                "resource at path {} and index {} already exists",
+                crate::gostr::quote(&path),
+                crate::gostr::quote(&index)
+            ));
         }
     }
     Ok(())

@@ -72,7 +72,11 @@ pub struct FnResult {
 impl ResultItem {
     /// The one-line form kpt prints: `[error] v1/ConfigMap/ns/x data.k: msg`.
     pub fn line(&self) -> String {
-        let severity = if self.severity.is_empty() { "info" } else { &self.severity };
+        let severity = if self.severity.is_empty() {
+            "info"
+        } else {
+            &self.severity
+        };
         let mut out = format!("[{severity}]");
         if let Some(r) = &self.resource_ref {
             let ids: Vec<&str> = [&r.api_version, &r.kind, &r.namespace, &r.name]
@@ -107,7 +111,11 @@ pub fn parse_results(results: &Node) -> Vec<ResultItem> {
         },
         _ => return Vec::new(),
     };
-    items.iter().filter(|n| n.kind == Kind::Mapping).map(parse_item).collect()
+    items
+        .iter()
+        .filter(|n| n.kind == Kind::Mapping)
+        .map(parse_item)
+        .collect()
 }
 
 fn parse_item(node: &Node) -> ResultItem {
@@ -119,7 +127,11 @@ fn parse_item(node: &Node) -> ResultItem {
             let from_meta = |key: &str| meta.map(|m| text(m, key)).unwrap_or_default();
             let or_meta = |key: &str| {
                 let direct = text(r, key);
-                if direct.is_empty() { from_meta(key) } else { direct }
+                if direct.is_empty() {
+                    from_meta(key)
+                } else {
+                    direct
+                }
             };
             ResourceRef {
                 api_version: text(r, "apiVersion"),
@@ -131,7 +143,9 @@ fn parse_item(node: &Node) -> ResultItem {
         field: field(node, "field").map(|f| Field {
             path: text(f, "path"),
             current_value: field(f, "currentValue").cloned(),
-            proposed_value: field(f, "proposedValue").or_else(|| field(f, "suggestedValue")).cloned(),
+            proposed_value: field(f, "proposedValue")
+                .or_else(|| field(f, "suggestedValue"))
+                .cloned(),
         }),
         file: field(node, "file").map(|f| File {
             path: text(f, "path"),
@@ -139,7 +153,13 @@ fn parse_item(node: &Node) -> ResultItem {
         }),
         tags: field(node, "tags")
             .filter(|t| t.kind == Kind::Mapping)
-            .map(|t| t.content.chunks(2).filter(|p| p.len() == 2).map(|p| (p[0].value.clone(), p[1].value.clone())).collect())
+            .map(|t| {
+                t.content
+                    .chunks(2)
+                    .filter(|p| p.len() == 2)
+                    .map(|p| (p[0].value.clone(), p[1].value.clone()))
+                    .collect()
+            })
             .unwrap_or_default(),
     }
 }
@@ -148,11 +168,17 @@ fn field<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
     if node.kind != Kind::Mapping {
         return None;
     }
-    node.content.chunks(2).find(|p| p.len() == 2 && p[0].value == key).map(|p| &p[1])
+    node.content
+        .chunks(2)
+        .find(|p| p.len() == 2 && p[0].value == key)
+        .map(|p| &p[1])
 }
 
 fn text(node: &Node, key: &str) -> String {
-    field(node, key).filter(|n| n.kind == Kind::Scalar).map(|n| n.value.clone()).unwrap_or_default()
+    field(node, key)
+        .filter(|n| n.kind == Kind::Scalar)
+        .map(|n| n.value.clone())
+        .unwrap_or_default()
 }
 
 /// The lines of a `Results:` or `Stderr:` block, truncated as kpt does:
@@ -164,7 +190,9 @@ pub fn truncate_block(lines: Vec<String>, truncate: bool) -> Vec<String> {
     }
     let dropped = lines.len() - MAX;
     let mut kept: Vec<String> = lines.into_iter().take(MAX).collect();
-    kept.push(format!("    ...({dropped} line(s) truncated, use '--truncate-output=false' to disable)"));
+    kept.push(format!(
+        "    ...({dropped} line(s) truncated, use '--truncate-output=false' to disable)"
+    ));
     kept
 }
 
@@ -173,7 +201,10 @@ pub fn results_block(results: &[ResultItem], truncate: bool) -> String {
     if results.is_empty() {
         return String::new();
     }
-    let lines = results.iter().map(|r| format!("    {}", r.line().replace('\n', " "))).collect();
+    let lines = results
+        .iter()
+        .map(|r| format!("    {}", r.line().replace('\n', " ")))
+        .collect();
     let mut out = String::from("  Results:\n");
     for line in truncate_block(lines, truncate) {
         out.push_str(&line);
@@ -187,7 +218,10 @@ pub fn stderr_block(stderr: &str, truncate: bool) -> String {
     if stderr.is_empty() {
         return String::new();
     }
-    let lines = stderr.split('\n').map(|l| format!("    {}", crate::gostr::quote(l))).collect();
+    let lines = stderr
+        .split('\n')
+        .map(|l| format!("    {}", crate::gostr::quote(l)))
+        .collect();
     let mut out = String::from("  Stderr:\n");
     for line in truncate_block(lines, truncate) {
         out.push_str(&line);
@@ -211,11 +245,17 @@ mod tests {
                 name: "x".into(),
                 namespace: "ns".into(),
             }),
-            field: Some(Field { path: "data.k".into(), ..Field::default() }),
+            field: Some(Field {
+                path: "data.k".into(),
+                ..Field::default()
+            }),
             ..ResultItem::default()
         };
         assert_eq!(r.line(), "[error] v1/ConfigMap/ns/x data.k: msg from fn");
-        let bare = ResultItem { message: "m".into(), ..ResultItem::default() };
+        let bare = ResultItem {
+            message: "m".into(),
+            ..ResultItem::default()
+        };
         assert_eq!(bare.line(), "[info]: m");
     }
 
@@ -226,7 +266,10 @@ mod tests {
             block,
             "  Stderr:\n    \"a\"\n    \"b\"\n    \"c\"\n    \"d\"\n    ...(2 line(s) truncated, use '--truncate-output=false' to disable)\n"
         );
-        assert_eq!(stderr_block("a warning\n", true), "  Stderr:\n    \"a warning\"\n    \"\"\n");
+        assert_eq!(
+            stderr_block("a warning\n", true),
+            "  Stderr:\n    \"a warning\"\n    \"\"\n"
+        );
     }
 }
 
@@ -238,7 +281,10 @@ pub fn go_string_node(s: &str) -> Node {
     let mut node = Node::string(s);
     if s.contains('\n') {
         node.style = Style::LITERAL;
-    } else if crate::yaml::resolve::resolve_tag(s) != crate::yaml::node::tag::STR || is_old_bool(s) || is_base60_float(s) {
+    } else if crate::yaml::resolve::resolve_tag(s) != crate::yaml::node::tag::STR
+        || is_old_bool(s)
+        || is_base60_float(s)
+    {
         node.style = Style::DOUBLE_QUOTED;
     }
     node
@@ -247,7 +293,21 @@ pub fn go_string_node(s: &str) -> Node {
 fn is_old_bool(s: &str) -> bool {
     matches!(
         s,
-        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF"
+        "y" | "Y"
+            | "yes"
+            | "Yes"
+            | "YES"
+            | "on"
+            | "On"
+            | "ON"
+            | "n"
+            | "N"
+            | "no"
+            | "No"
+            | "NO"
+            | "off"
+            | "Off"
+            | "OFF"
     )
 }
 

@@ -5,6 +5,7 @@
 //! error, as in kpt), and matching is exact string equality.
 
 use crate::kptfile::Selector;
+use crate::krm;
 use crate::kyaml::rnode;
 use crate::yaml::Node;
 
@@ -13,10 +14,12 @@ pub const RESOURCE_ID_ANNOTATION: &str = "internal.config.k8s.io/kpt-resource-id
 
 /// Whether `resource` matches every non-empty field of `selector`.
 pub fn is_match(resource: &Node, selector: &Selector) -> bool {
-    let Ok(meta) = rnode::get_meta(resource) else { return false };
+    let Ok(meta) = rnode::get_meta(resource) else {
+        return false;
+    };
     let eq = |want: &str, got: &str| want.is_empty() || want == got;
-    let has_all = |want: &[(String, String)], got: &[(String, String)]| {
-        want.iter().all(|(k, v)| got.iter().any(|(gk, gv)| gk == k && gv == v))
+    let has_all = |want: &[(String, String)], got: &std::collections::BTreeMap<String, String>| {
+        want.iter().all(|(k, v)| got.get(k) == Some(v))
     };
     eq(&selector.name, &meta.name)
         && eq(&selector.namespace, &meta.namespace)
@@ -42,14 +45,18 @@ pub fn select(input: &[Node], selectors: &[Selector], exclusions: &[Selector]) -
         }
         out
     };
-    selected.retain(|&i| !exclusions.iter().any(|e| !e.is_empty() && is_match(&input[i], e)));
+    selected.retain(|&i| {
+        !exclusions
+            .iter()
+            .any(|e| !e.is_empty() && is_match(&input[i], e))
+    });
     selected
 }
 
 /// Numbers every resource `'0'..` with [`RESOURCE_ID_ANNOTATION`].
 pub fn set_resource_ids(input: &mut [Node]) {
     for (i, resource) in input.iter_mut().enumerate() {
-        rnode::set_annotation(resource, RESOURCE_ID_ANNOTATION, &i.to_string());
+        krm::set_annotation(resource, RESOURCE_ID_ANNOTATION, &i.to_string());
     }
 }
 
@@ -58,8 +65,9 @@ pub fn set_resource_ids(input: &mut [Node]) {
 /// resource id) or dropped if the function deleted them, and new resources
 /// go at the end. Removes the resource ids.
 pub fn merge_with_input(output: Vec<Node>, selected: &[usize], input: Vec<Node>) -> Vec<Node> {
-    let id_of = |n: &Node| rnode::get_annotation(n, RESOURCE_ID_ANNOTATION);
-    let mut by_id: Vec<(Option<String>, Option<Node>)> = output.into_iter().map(|n| (id_of(&n), Some(n))).collect();
+    let id_of = |n: &Node| krm::annotation(n, RESOURCE_ID_ANNOTATION);
+    let mut by_id: Vec<(Option<String>, Option<Node>)> =
+        output.into_iter().map(|n| (id_of(&n), Some(n))).collect();
     let mut merged = Vec::new();
     for (i, resource) in input.into_iter().enumerate() {
         if !selected.contains(&i) {
@@ -67,13 +75,21 @@ pub fn merge_with_input(output: Vec<Node>, selected: &[usize], input: Vec<Node>)
             continue;
         }
         let id = id_of(&resource);
-        if let Some(slot) = by_id.iter_mut().find(|(oid, n)| n.is_some() && oid.is_some() && *oid == id) {
+        if let Some(slot) = by_id
+            .iter_mut()
+            .find(|(oid, n)| n.is_some() && oid.is_some() && *oid == id)
+        {
             merged.push(slot.1.take().expect("checked"));
         }
     }
-    merged.extend(by_id.into_iter().filter(|(id, _)| id.is_none()).filter_map(|(_, n)| n));
+    merged.extend(
+        by_id
+            .into_iter()
+            .filter(|(id, _)| id.is_none())
+            .filter_map(|(_, n)| n),
+    );
     for resource in &mut merged {
-        rnode::clear_annotation(resource, RESOURCE_ID_ANNOTATION);
+        krm::clear_annotation(resource, RESOURCE_ID_ANNOTATION);
     }
     merged
 }

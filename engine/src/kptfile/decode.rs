@@ -152,7 +152,11 @@ impl<'a> Decoder<'a> {
 
     fn nested(&mut self, node: &'a Node, ty: &Ty) -> Value {
         self.depth += 1;
-        let value = if self.depth > 10_000 { Value::Null } else { self.decode(node, ty) };
+        let value = if self.depth > 10_000 {
+            Value::Null
+        } else {
+            self.decode(node, ty)
+        };
         self.depth -= 1;
         value
     }
@@ -274,7 +278,9 @@ pub fn go_quote(s: &str) -> String {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
             c => out.push(c),
         }
     }

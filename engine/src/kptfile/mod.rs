@@ -111,6 +111,8 @@ pub enum KptfileError {
         dir: PathBuf,
         /// The YAML or decoding error.
         details: String,
+        /// 0-based line and column of a YAML syntax error in the Kptfile.
+        mark: Option<(usize, usize)>,
     },
     /// A `v1alpha1` or `v1alpha2` Kptfile.
     #[error("Kptfile at {} has an old version ({}) of the Kptfile schema.\n{}", go_quote_path(.dir), decode::go_quote(.version), old_version_hint(.version))]
@@ -157,6 +159,7 @@ pub fn load(dir: &Path) -> Result<Kptfile, KptfileError> {
             return Err(KptfileError::Unreadable {
                 dir: dir.to_path_buf(),
                 details: e.to_string(),
+                mark: None,
             })
         }
     };
@@ -171,11 +174,18 @@ pub fn parse(dir: &Path, bytes: &[u8]) -> Result<Kptfile, KptfileError> {
     let unreadable = |details: String| KptfileError::Unreadable {
         dir: dir.to_path_buf(),
         details,
+        mark: None,
     };
     let doc = match Decoder::new(bytes).next_document() {
         Ok(Some(doc)) => doc,
         Ok(None) => return Err(unreadable("EOF".to_string())),
-        Err(e) => return Err(unreadable(e.to_string())),
+        Err(e) => {
+            return Err(KptfileError::Unreadable {
+                dir: dir.to_path_buf(),
+                details: e.to_string(),
+                mark: Some(e.position()),
+            })
+        }
     };
     let root = doc.content.first().cloned().unwrap_or_default();
     check_version(dir, &root).map_err(|e| match e {
@@ -184,7 +194,10 @@ pub fn parse(dir: &Path, bytes: &[u8]) -> Result<Kptfile, KptfileError> {
     })?;
     let (value, errors) = decode::decode(&root, &schema::KPTFILE);
     if !errors.is_empty() {
-        return Err(unreadable(format!("yaml: unmarshal errors:\n  {}", errors.join("\n  "))));
+        return Err(unreadable(format!(
+            "yaml: unmarshal errors:\n  {}",
+            errors.join("\n  ")
+        )));
     }
     Ok(from_value(&value))
 }
@@ -214,13 +227,17 @@ fn check_version(dir: &Path, root: &Node) -> Result<(), VersionCheck> {
             return Err(VersionCheck::Error(KptfileError::Unreadable {
                 dir: dir.to_path_buf(),
                 details: format!("unexpected GroupVersion string: {api_version}"),
+                mark: None,
             }))
         }
     };
     if kind == KPTFILE_NAME && group == "kpt.dev" && version == "v1" {
         return Ok(());
     }
-    if kind == KPTFILE_NAME && group == "kpt.dev" && (version == "v1alpha1" || version == "v1alpha2") {
+    if kind == KPTFILE_NAME
+        && group == "kpt.dev"
+        && (version == "v1alpha1" || version == "v1alpha2")
+    {
         return Err(VersionCheck::Error(KptfileError::OldVersion {
             dir: dir.to_path_buf(),
             version: version.to_string(),
@@ -235,7 +252,9 @@ fn check_version(dir: &Path, root: &Node) -> Result<(), VersionCheck> {
 /// kyaml's `GetMeta` counts metadata as present when `metadata` has a
 /// non-empty name, namespace, labels or annotations.
 fn has_meta(root: &Node) -> bool {
-    let Some(meta) = mapping_value(root, "metadata") else { return false };
+    let Some(meta) = mapping_value(root, "metadata") else {
+        return false;
+    };
     ["name", "namespace", "labels", "annotations"]
         .iter()
         .any(|k| mapping_value(meta, k).is_some_and(|v| !is_nil_or_empty(v)))
@@ -272,8 +291,18 @@ fn from_value(v: &Value) -> Kptfile {
         name: meta.field("name").str(),
         annotations: str_map(meta.field("annotations")).unwrap_or_default(),
         pipeline: Pipeline {
-            mutators: pipeline.field("mutators").items().iter().map(function).collect(),
-            validators: pipeline.field("validators").items().iter().map(function).collect(),
+            mutators: pipeline
+                .field("mutators")
+                .items()
+                .iter()
+                .map(function)
+                .collect(),
+            validators: pipeline
+                .field("validators")
+                .items()
+                .iter()
+                .map(function)
+                .collect(),
         },
     }
 }

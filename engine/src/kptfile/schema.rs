@@ -10,7 +10,12 @@ const STR_LIST: Ty = Ty::List(&STR);
 /// kyaml's `yaml.ObjectMeta`.
 pub static OBJECT_META: StructTy = StructTy {
     go_name: "yaml.ObjectMeta",
-    fields: &[("name", STR), ("namespace", STR), ("labels", Ty::StrMap), ("annotations", Ty::StrMap)],
+    fields: &[
+        ("name", STR),
+        ("namespace", STR),
+        ("labels", Ty::StrMap),
+        ("annotations", Ty::StrMap),
+    ],
 };
 
 static GIT: StructTy = StructTy {
@@ -29,12 +34,20 @@ static UPSTREAM: StructTy = StructTy {
 
 static GIT_LOCK: StructTy = StructTy {
     go_name: "v1.GitLock",
-    fields: &[("repo", STR), ("directory", STR), ("ref", STR), ("commit", STR)],
+    fields: &[
+        ("repo", STR),
+        ("directory", STR),
+        ("ref", STR),
+        ("commit", STR),
+    ],
 };
 
 static UPSTREAM_LOCK: StructTy = StructTy {
     go_name: "v1.UpstreamLock",
-    fields: &[("type", Ty::Str("v1.OriginType")), ("git", Ty::Struct(&GIT_LOCK))],
+    fields: &[
+        ("type", Ty::Str("v1.OriginType")),
+        ("git", Ty::Struct(&GIT_LOCK)),
+    ],
 };
 
 static READINESS_GATE: StructTy = StructTy {

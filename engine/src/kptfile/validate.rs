@@ -28,9 +28,15 @@ pub type ConfigFileCheck<'a> = dyn Fn(&str) -> Result<(), String> + 'a;
 
 /// Validates the pipeline of `kptfile`, reading `configPath` files through
 /// `check_config_file`.
-pub fn validate(kptfile: &Kptfile, check_config_file: &ConfigFileCheck) -> Result<(), ValidateError> {
+pub fn validate(
+    kptfile: &Kptfile,
+    check_config_file: &ConfigFileCheck,
+) -> Result<(), ValidateError> {
     let pipeline = &kptfile.pipeline;
-    for (kind, functions) in [("mutators", &pipeline.mutators), ("validators", &pipeline.validators)] {
+    for (kind, functions) in [
+        ("mutators", &pipeline.mutators),
+        ("validators", &pipeline.validators),
+    ] {
         for (i, f) in functions.iter().enumerate() {
             validate_function(f, &format!("pipeline.{kind}[{i}]"), check_config_file)?;
         }
@@ -38,17 +44,29 @@ pub fn validate(kptfile: &Kptfile, check_config_file: &ConfigFileCheck) -> Resul
     Ok(())
 }
 
-fn validate_function(f: &Function, field: &str, check_config_file: &ConfigFileCheck) -> Result<(), ValidateError> {
+fn validate_function(
+    f: &Function,
+    field: &str,
+    check_config_file: &ConfigFileCheck,
+) -> Result<(), ValidateError> {
     let error = |field: String, value: Option<&str>, reason: &str| ValidateError {
         field,
         value: value.map(str::to_string),
         reason: reason.to_string(),
     };
     if f.image.is_empty() && f.exec.is_empty() {
-        return Err(error(field.into(), None, "must specify a functon (`image` or `exec`) to execute"));
+        return Err(error(
+            field.into(),
+            None,
+            "must specify a functon (`image` or `exec`) to execute",
+        ));
     }
     if !f.image.is_empty() && !f.exec.is_empty() {
-        return Err(error(field.into(), None, "must not specify both `image` and `exec` at the same time"));
+        return Err(error(
+            field.into(),
+            None,
+            "must not specify both `image` and `exec` at the same time",
+        ));
     }
     if !f.image.is_empty() && !is_valid_image(&f.image) {
         let reason = format!("function name {} is invalid", go_quote(&f.image));
@@ -65,7 +83,8 @@ fn validate_function(f: &Function, field: &str, check_config_file: &ConfigFileCh
     if !f.config_path.is_empty() {
         let path_field = format!("{field}.configPath");
         let value = Some(f.config_path.as_str());
-        check_config_path_syntax(&f.config_path).map_err(|r| error(path_field.clone(), value, r))?;
+        check_config_path_syntax(&f.config_path)
+            .map_err(|r| error(path_field.clone(), value, r))?;
         check_config_file(&f.config_path).map_err(|r| error(path_field, value, &r))?;
     }
     Ok(())
@@ -154,7 +173,10 @@ mod tests {
     #[test]
     fn config_path_syntax() {
         assert_eq!(check_config_path_syntax(" "), Err("path must not be empty"));
-        assert_eq!(check_config_path_syntax("/some/root/x.yaml"), Err("path must be relative"));
+        assert_eq!(
+            check_config_path_syntax("/some/root/x.yaml"),
+            Err("path must be relative")
+        );
         assert_eq!(
             check_config_path_syntax("some/../../home/.kube/config"),
             Err("path must not be outside the package")

@@ -11,6 +11,7 @@ use super::{Output, RenderError, RenderOptions};
 use crate::fnruntime::results::result_list_node;
 use crate::fnruntime::RunContext;
 use crate::kptfile::validate::clean_path;
+use crate::krm;
 use crate::kyaml::{byteio, kioutil, pkgio, rnode};
 use crate::yaml::Node;
 
@@ -26,10 +27,15 @@ pub fn finish(
     attribute(&mut resources);
     match &options.output {
         Output::InPlace => {
-            let output_files: BTreeSet<String> =
-                resources.iter().filter_map(kioutil::get_path).map(|p| clean_path(&p)).collect();
-            let files = pkgio::render_files(&resources).map_err(|e| RenderError::Message(e.to_string()))?;
-            pkgio::write_files(root_dir, &files).map_err(|e| RenderError::Message(e.to_string()))?;
+            let output_files: BTreeSet<String> = resources
+                .iter()
+                .map(|r| clean_path(&krm::path_of(r)))
+                .collect();
+            let files = pkgio::render_files(&resources, &writer_options(root_dir))
+                .map_err(|e| RenderError::Message(e.to_string()))?;
+            check_writable(root_dir, files.keys())?;
+            pkgio::write_files(root_dir, &files)
+                .map_err(|e| RenderError::Message(e.to_string()))?;
             for stale in hydrator.input_files.difference(&output_files) {
                 remove_all(&root_dir.join(stale))?;
             }
@@ -52,14 +58,44 @@ pub fn finish(
         }
         Output::Dir(dir) => {
             let nodes = reread(&wrapped(&resources)?)?;
-            let files = pkgio::render_files(&nodes).map_err(|e| RenderError::Message(e.to_string()))?;
+            let files = pkgio::render_files(&nodes, &writer_options(dir))
+                .map_err(|e| RenderError::Message(e.to_string()))?;
             std::fs::create_dir_all(dir).map_err(|e| {
-                RenderError::Message(format!("failed to create output directory {}: {}", crate::gostr::quote(&dir.to_string_lossy()), crate::gostr::quote(&e.to_string())))
+                RenderError::Message(format!(
+                    "failed to create output directory {}: {}",
+                    crate::gostr::quote(&dir.to_string_lossy()),
+                    crate::gostr::quote(&e.to_string())
+                ))
             })?;
             pkgio::write_files(dir, &files).map_err(|e| RenderError::Message(e.to_string()))?;
             Ok(Vec::new())
         }
     }
+}
+
+/// Fails, naming the file, if an existing file the render would rewrite
+/// cannot be opened for writing. kpt finds this out mid-write (leaving a
+/// half-rendered package); krmgraph checks every target before it writes
+/// any, and renaming a temp file over a read-only file would otherwise
+/// silently succeed.
+fn check_writable<'a>(
+    root: &Path,
+    paths: impl Iterator<Item = &'a String>,
+) -> Result<(), RenderError> {
+    for path in paths {
+        let full = root.join(path);
+        if !full.exists() {
+            continue;
+        }
+        if let Err(e) = std::fs::OpenOptions::new().write(true).open(&full) {
+            return Err(RenderError::Message(format!(
+                "open {}: {}",
+                full.display(),
+                crate::fnruntime::exec::go_errno_text(&e)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The resources as one `ResourceList`, reader annotations kept.
@@ -82,7 +118,15 @@ fn reread(bytes: &[u8]) -> Result<Vec<Node>, RenderError> {
         ..Default::default()
     }
     .read(bytes)
+    .map(|out| out.nodes)
     .map_err(|e| RenderError::Message(e.to_string()))
+}
+
+fn writer_options(dir: &Path) -> pkgio::WriterOptions {
+    pkgio::WriterOptions {
+        package_path: dir.to_string_lossy().into_owned(),
+        ..Default::default()
+    }
 }
 
 /// kpt's `adjustRelPath`: each resource's path becomes relative to the root
@@ -90,8 +134,8 @@ fn reread(bytes: &[u8]) -> Result<Vec<Node>, RenderError> {
 fn adjust_rel_paths(resources: &mut [Node], root_dir: &Path) -> Result<(), RenderError> {
     let root = root_dir.to_string_lossy().into_owned();
     for r in resources.iter_mut() {
-        let pkg_path = rnode::get_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
-        let path = kioutil::get_path(r).unwrap_or_default();
+        let pkg_path = krm::annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
+        let path = krm::path_of(r);
         let Some(rel_pkg) = pkg_path.strip_prefix(&root) else {
             return Err(RenderError::Message(format!(
                 "subpackage {} is not a descendant of {}",
@@ -101,9 +145,9 @@ fn adjust_rel_paths(resources: &mut [Node], root_dir: &Path) -> Result<(), Rende
         };
         let joined = format!(".{}/{}", rel_pkg, clean_path(&path));
         let new_path = clean_path(&joined);
-        rnode::set_annotation(r, kioutil::PATH_ANNOTATION, &new_path);
-        rnode::set_annotation(r, kioutil::LEGACY_PATH_ANNOTATION, &new_path);
-        rnode::clear_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION);
+        krm::set_annotation(r, kioutil::PATH_ANNOTATION, &new_path);
+        krm::set_annotation(r, kioutil::LEGACY_PATH_ANNOTATION, &new_path);
+        krm::clear_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION);
     }
     Ok(())
 }
@@ -117,11 +161,13 @@ fn attribute(resources: &mut [Node]) {
         return;
     }
     for r in resources.iter_mut() {
-        let Ok(meta) = rnode::get_meta(r) else { continue };
+        let Ok(meta) = rnode::get_meta(r) else {
+            continue;
+        };
         if !meta.api_version.contains(".cnrm.") {
             continue;
         }
-        let current = rnode::get_annotation(r, CNRM_ANNOTATION).unwrap_or_default();
+        let current = krm::annotation(r, CNRM_ANNOTATION).unwrap_or_default();
         let value = if current.is_empty() {
             "kpt-fn".to_string()
         } else if current.contains("kpt-fn") || current.ends_with("-fn") {
@@ -131,7 +177,7 @@ fn attribute(resources: &mut [Node]) {
         } else {
             format!("{current},kpt-fn")
         };
-        rnode::set_annotation(r, CNRM_ANNOTATION, &value);
+        krm::set_annotation(r, CNRM_ANNOTATION, &value);
     }
 }
 
@@ -141,12 +187,23 @@ fn remove_all(path: &Path) -> Result<(), RenderError> {
         Ok(_) => std::fs::remove_file(path),
         Err(_) => Ok(()),
     };
-    result.map_err(|e| RenderError::Message(format!("{}: {}", path.display(), crate::fnruntime::exec::go_errno_text(&e))))
+    result.map_err(|e| {
+        RenderError::Message(format!(
+            "{}: {}",
+            path.display(),
+            crate::fnruntime::exec::go_errno_text(&e)
+        ))
+    })
 }
 
 /// Writes `results.yaml` when `--results-dir` is set.
-pub fn save_results(options: &RenderOptions, ctx: &RunContext) -> Result<Option<PathBuf>, RenderError> {
-    let Some(dir) = &options.results_dir else { return Ok(None) };
+pub fn save_results(
+    options: &RenderOptions,
+    ctx: &RunContext,
+) -> Result<Option<PathBuf>, RenderError> {
+    let Some(dir) = &options.results_dir else {
+        return Ok(None);
+    };
     let node = result_list_node(&ctx.results, ctx.exit_code);
     let bytes = crate::yaml::encode::to_string(&node, 2, false)
         .map_err(|e| RenderError::Message(e.to_string()))?

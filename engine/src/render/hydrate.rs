@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use super::RenderError;
 use crate::event::Event;
 use crate::fnruntime::select::{merge_with_input, select, set_resource_ids};
-use crate::fnruntime::{ConfigSource, FnError, FunctionRunner, RunContext, RunnerOptions, EXEC_NOT_ALLOWED};
+use crate::fnruntime::{
+    ConfigSource, FnError, FunctionRunner, RunContext, RunnerOptions, EXEC_NOT_ALLOWED,
+};
 use crate::kptfile::validate::{clean_path, ValidateError};
 use crate::kptfile::{Function, KptfileError};
 use crate::kyaml::{kio_pipeline, kioutil, pkgio};
@@ -43,7 +45,11 @@ impl<'a> Hydrator<'a> {
     }
 
     /// Renders `pkg` and everything below it; returns its output resources.
-    pub fn hydrate(&mut self, pkg: &Package, ctx: &mut RunContext) -> Result<Vec<Node>, RenderError> {
+    pub fn hydrate(
+        &mut self,
+        pkg: &Package,
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Node>, RenderError> {
         self.packages += 1;
         let mut input = Vec::new();
         for sub_dir in direct_subpackages(&pkg.dir)? {
@@ -59,21 +65,32 @@ impl<'a> Hydrator<'a> {
         let resources = read_local(pkg)?;
         let rel_pkg = crate::package::display_path(&pkg.dir, &self.root_dir);
         for r in &resources {
-            let path = kioutil::get_path(r).unwrap_or_default();
-            let joined = if rel_pkg.is_empty() { path } else { format!("{rel_pkg}/{path}") };
+            let path = crate::krm::path_of(r);
+            let joined = if rel_pkg.is_empty() {
+                path
+            } else {
+                format!("{rel_pkg}/{path}")
+            };
             self.input_files.insert(clean_path(&joined));
         }
         Ok(resources)
     }
 
-    fn run_pipeline(&mut self, pkg: &Package, input: Vec<Node>, ctx: &mut RunContext) -> Result<Vec<Node>, RenderError> {
+    fn run_pipeline(
+        &mut self,
+        pkg: &Package,
+        input: Vec<Node>,
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Node>, RenderError> {
         ctx.reporter.report(&Event::PackageStarted {
             display_path: pkg.display_path.clone(),
         });
         let pipeline = &pkg.kptfile.pipeline;
         if pipeline.is_empty() {
             crate::krm::check_all_krm(&input).map_err(|e| {
-                RenderError::Message(format!("input resource list must contain only KRM resources: {e}"))
+                RenderError::Message(format!(
+                    "input resource list must contain only KRM resources: {e}"
+                ))
             })?;
             return Ok(input);
         }
@@ -84,7 +101,12 @@ impl<'a> Hydrator<'a> {
         Ok(output)
     }
 
-    fn run_mutators(&mut self, pkg: &Package, mut input: Vec<Node>, ctx: &mut RunContext) -> Result<Vec<Node>, RenderError> {
+    fn run_mutators(
+        &mut self,
+        pkg: &Package,
+        mut input: Vec<Node>,
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Node>, RenderError> {
         let functions = &pkg.kptfile.pipeline.mutators;
         // kpt builds every runner before the first one runs.
         let runners = functions
@@ -99,7 +121,8 @@ impl<'a> Hydrator<'a> {
                 set_resource_ids(&mut input);
             }
             let selected = select(&input, &f.selectors, &f.exclusions);
-            let mut selected_nodes: Vec<Node> = selected.iter().map(|&i| input[i].clone()).collect();
+            let mut selected_nodes: Vec<Node> =
+                selected.iter().map(|&i| input[i].clone()).collect();
             let config = match config_index {
                 Some(i) => match selected.iter().position(|&s| s == i) {
                     Some(pos) => ConfigSource::Input(pos),
@@ -118,7 +141,12 @@ impl<'a> Hydrator<'a> {
         Ok(input)
     }
 
-    fn run_validators(&mut self, pkg: &Package, input: &[Node], ctx: &mut RunContext) -> Result<(), RenderError> {
+    fn run_validators(
+        &mut self,
+        pkg: &Package,
+        input: &[Node],
+        ctx: &mut RunContext,
+    ) -> Result<(), RenderError> {
         if input.is_empty() {
             return Ok(());
         }
@@ -144,12 +172,11 @@ fn run_in_pipeline(
     config: ConfigSource,
     ctx: &mut RunContext,
 ) -> Result<Vec<Node>, RenderError> {
-    let snapshot = kio_pipeline::preprocess_for_migration(input).map_err(|e| RenderError::Message(e.to_string()))?;
+    let snapshot = kio_pipeline::preprocess_for_internal_annotation_migration(input)
+        .map_err(|e| RenderError::Message(e.to_string()))?;
     let mut output = runner.run(input, config, ctx)?;
-    if output.is_empty() {
-        return Ok(output);
-    }
-    kio_pipeline::reconcile_internal_annotations(&mut output, &snapshot).map_err(|e| RenderError::Message(e.to_string()))?;
+    kio_pipeline::finish_filter(&mut output, &snapshot)
+        .map_err(|e| RenderError::Message(e.to_string()))?;
     Ok(output)
 }
 
@@ -160,8 +187,8 @@ fn config_resource(input: &[Node], package_dir: &str, f: &Function) -> Option<us
         return None;
     }
     input.iter().rposition(|r| {
-        crate::kyaml::rnode::get_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).as_deref() == Some(package_dir)
-            && kioutil::get_path(r).as_deref() == Some(f.config_path.as_str())
+        crate::krm::annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).as_deref() == Some(package_dir)
+            && crate::krm::path_of(r) == f.config_path
     })
 }
 
@@ -169,13 +196,20 @@ fn config_resource(input: &[Node], package_dir: &str, f: &Function) -> Option<us
 /// package's own resources (not a subpackage's, not an ignored file).
 fn validate_config_paths(pkg: &Package) -> Result<(), RenderError> {
     let pipeline = &pkg.kptfile.pipeline;
-    let needs_check = pipeline.mutators.iter().chain(&pipeline.validators).any(|f| !f.config_path.is_empty());
+    let needs_check = pipeline
+        .mutators
+        .iter()
+        .chain(&pipeline.validators)
+        .any(|f| !f.config_path.is_empty());
     if !needs_check {
         return Ok(());
     }
     let local = read_local(pkg)?;
-    let paths: BTreeSet<String> = local.iter().filter_map(kioutil::get_path).collect();
-    for (kind, functions) in [("mutators", &pipeline.mutators), ("validators", &pipeline.validators)] {
+    let paths: BTreeSet<String> = local.iter().map(crate::krm::path_of).collect();
+    for (kind, functions) in [
+        ("mutators", &pipeline.mutators),
+        ("validators", &pipeline.validators),
+    ] {
         for (i, f) in functions.iter().enumerate() {
             if !f.config_path.is_empty() && !paths.contains(&clean_path(&f.config_path)) {
                 return Err(KptfileError::Invalid(ValidateError {
@@ -192,11 +226,5 @@ fn validate_config_paths(pkg: &Package) -> Result<(), RenderError> {
 
 /// The package's own resources, read as kpt reads them.
 fn read_local(pkg: &Package) -> Result<Vec<Node>, RenderError> {
-    pkgio::LocalPackageReader {
-        package_path: pkg.dir.clone(),
-        set_annotations: vec![(kioutil::PACKAGE_PATH_ANNOTATION.to_string(), pkg.dir.to_string_lossy().into_owned())],
-        ..pkgio::LocalPackageReader::for_render()
-    }
-    .read()
-    .map_err(|e| RenderError::Message(e.to_string()))
+    Ok(pkgio::LocalPackageReader::kpt(&pkg.dir, &pkg.dir.to_string_lossy()).read()?)
 }

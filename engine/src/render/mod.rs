@@ -78,9 +78,24 @@ pub enum RenderError {
     /// A function failed.
     #[error(transparent)]
     Function(#[from] FnError),
+    /// Reading the package's files failed (malformed YAML, unreadable
+    /// files).
+    #[error(transparent)]
+    Read(#[from] crate::kyaml::KyamlError),
     /// Anything else, with kpt's message.
     #[error("{0}")]
     Message(String),
+}
+
+/// Where in a user's file an error is, for a source snippet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourcePosition {
+    /// The file.
+    pub path: PathBuf,
+    /// 0-based line.
+    pub line: usize,
+    /// 0-based column (in characters).
+    pub column: usize,
 }
 
 impl RenderError {
@@ -88,6 +103,36 @@ impl RenderError {
     /// non-zero exit), so no `Error:` line should follow.
     pub fn already_reported(&self) -> bool {
         matches!(self, RenderError::Function(FnError::Reported(_)))
+    }
+
+    /// The file and position a syntax error points at, if any.
+    pub fn source_position(&self) -> Option<SourcePosition> {
+        use crate::kyaml::KyamlError;
+        match self {
+            RenderError::Kptfile(KptfileError::Unreadable {
+                dir,
+                mark: Some((line, column)),
+                ..
+            })
+            | RenderError::Package(PackageError::Kptfile(KptfileError::Unreadable {
+                dir,
+                mark: Some((line, column)),
+                ..
+            })) => Some(SourcePosition {
+                path: dir.join(crate::kptfile::KPTFILE_NAME),
+                line: *line,
+                column: *column,
+            }),
+            RenderError::Read(KyamlError::File { path, source }) => match source.as_ref() {
+                KyamlError::MalformedYaml { mark, .. } => Some(SourcePosition {
+                    path: PathBuf::from(path),
+                    line: mark.0,
+                    column: mark.1,
+                }),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// Whether kpt prints the message bare, without `Error: ` (Kptfile
@@ -108,14 +153,24 @@ pub struct RenderFailure {
 
 impl From<RenderError> for RenderFailure {
     fn from(error: RenderError) -> Self {
-        RenderFailure { error, results_file: None }
+        RenderFailure {
+            error,
+            results_file: None,
+        }
     }
 }
 
 /// Renders the package hierarchy rooted at `root`.
-pub fn render(root: &Path, options: &RenderOptions, reporter: &mut dyn Reporter) -> Result<RenderOutcome, RenderFailure> {
+pub fn render(
+    root: &Path,
+    options: &RenderOptions,
+    reporter: &mut dyn Reporter,
+) -> Result<RenderOutcome, RenderFailure> {
     let root_dir = absolute(root);
-    let root_parent = root_dir.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
+    let root_parent = root_dir
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("/"));
     let root_pkg = Package::load(&root_dir, &root_parent).map_err(RenderError::from)?;
     let mut ctx = RunContext {
         reporter,
@@ -124,10 +179,16 @@ pub fn render(root: &Path, options: &RenderOptions, reporter: &mut dyn Reporter)
     };
     let mut hydrator = hydrate::Hydrator::new(&root_dir, &root_parent, &options.runner);
     let hydrated = hydrator.hydrate(&root_pkg, &mut ctx);
-    let result = hydrated.and_then(|resources| finish::finish(resources, &hydrator, &root_dir, options));
+    let result =
+        hydrated.and_then(|resources| finish::finish(resources, &hydrator, &root_dir, options));
     let results_file = match finish::save_results(options, &ctx) {
         Ok(file) => file,
-        Err(e) => return Err(RenderFailure { error: e, results_file: None }),
+        Err(e) => {
+            return Err(RenderFailure {
+                error: e,
+                results_file: None,
+            })
+        }
     };
     match result {
         Ok(stdout) => Ok(RenderOutcome {
@@ -136,7 +197,10 @@ pub fn render(root: &Path, options: &RenderOptions, reporter: &mut dyn Reporter)
             stdout,
             results_file,
         }),
-        Err(error) => Err(RenderFailure { error, results_file }),
+        Err(error) => Err(RenderFailure {
+            error,
+            results_file,
+        }),
     }
 }
 
@@ -146,7 +210,9 @@ pub fn absolute(path: &Path) -> PathBuf {
     let joined = if path.is_absolute() {
         path.to_path_buf()
     } else {
-        std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")).join(path)
+        std::env::current_dir()
+            .unwrap_or_else(|_| PathBuf::from("/"))
+            .join(path)
     };
     let cleaned = crate::kptfile::validate::clean_path(&joined.to_string_lossy());
     PathBuf::from(cleaned)

@@ -86,6 +86,18 @@ impl YamlError {
         &self.0.context
     }
 
+    /// 0-based (line, column) a diagnostic should point at: the start of
+    /// the construct being parsed when go-yaml names one (as its message's
+    /// line number does), else where the problem was found.
+    pub fn position(&self) -> (usize, usize) {
+        let m = if self.0.context_mark.line != 0 {
+            self.0.context_mark
+        } else {
+            self.0.problem_mark
+        };
+        (m.line, m.column)
+    }
+
     /// Where the problem is (0-based line and column, as in go-yaml).
     pub fn problem_mark(&self) -> Mark {
         self.0.problem_mark

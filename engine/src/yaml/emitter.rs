@@ -391,7 +391,7 @@ impl Emitter {
     // ---- the event queue ----
 
     /// `yaml_emitter_emit`: queue an event and process what can be.
-    pub fn emit(&mut self, event: Event) -> Result<(), EmitError> {
+    pub fn emit(&mut self, mut event: Event) -> Result<(), EmitError> {
         if self.events.is_empty()
             && !matches!(
                 event.typ,
@@ -399,14 +399,14 @@ impl Emitter {
             )
         {
             // Go queues it and `need_more_events` lets it through at once.
-            return self.process_event(event);
+            return self.process_event(&mut event);
         }
         self.events.push_back(event);
         while !self.need_more_events() {
-            let Some(event) = self.events.pop_front() else {
+            let Some(mut event) = self.events.pop_front() else {
                 break;
             };
-            self.process_event(event)?;
+            self.process_event(&mut event)?;
         }
         Ok(())
     }
@@ -414,10 +414,10 @@ impl Emitter {
     /// The body of Go's `yaml_emitter_emit` loop for the head event, taken
     /// off the queue (its type stays in `head` for the look-ahead checks).
     #[inline]
-    fn process_event(&mut self, mut event: Event) -> EmitResult {
+    fn process_event(&mut self, event: &mut Event) -> EmitResult {
         self.head = event.typ;
-        self.analyze_event(&mut event)?;
-        self.state_machine(&event)?;
+        self.analyze_event(event)?;
+        self.state_machine(event)?;
         self.head = EventType::None;
         Ok(())
     }
@@ -510,8 +510,13 @@ impl Emitter {
                 self.indent += 2;
             } else {
                 // Everything else aligns to the chosen indentation.
-                self.indent =
-                    self.best_indent * ((self.indent + self.best_indent) / self.best_indent);
+                // (indent >= 0 here; for the usual indent of 2 the division
+                // is a mask.)
+                self.indent = if self.best_indent == 2 {
+                    (self.indent + 2) & !1
+                } else {
+                    self.best_indent * ((self.indent + self.best_indent) / self.best_indent)
+                };
                 if compact_seq {
                     self.indent -= 2;
                 }

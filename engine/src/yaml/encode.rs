@@ -71,6 +71,13 @@ impl Encoder {
         self.emitter.set_compact_sequence_indent(compact);
     }
 
+    /// Reserve room for `additional` more output bytes (not in go-yaml):
+    /// a caller that knows roughly how much it will write (the size of the
+    /// file it read) saves the buffer's regrowth.
+    pub fn reserve(&mut self, additional: usize) {
+        self.emitter.out.reserve(additional);
+    }
+
     /// `Encode`: write one document. `node` is a [`Kind::Document`] node or
     /// a bare root node, which is wrapped in an implicit document.
     pub fn encode(&mut self, node: &Node) -> Result<(), EmitError> {

@@ -18,10 +18,10 @@
 //! - [`emitter`]: events to bytes.
 
 pub mod chars;
-pub mod emitter;
-pub mod encode;
 pub mod debug;
 pub mod decode;
+pub mod emitter;
+pub mod encode;
 pub mod event;
 pub mod node;
 pub mod parser;
@@ -30,7 +30,7 @@ pub mod resolve;
 pub mod scanner;
 pub mod token;
 
+pub use decode::{parse_documents, unmarshal, Decoder, YamlError};
 pub use emitter::EmitError;
 pub use encode::Encoder;
-pub use decode::{parse_documents, unmarshal, Decoder, YamlError};
 pub use node::{Kind, Node, Style};

@@ -288,7 +288,13 @@ fn time_of_day(b: &[u8], i: &mut usize) -> bool {
     if second >= 60 {
         return false;
     }
-    if *i < b.len() && b[*i] == b'.' && *i + 1 < b.len() && b[*i + 1].is_ascii_digit() {
+    // Go (since 1.17, kpt is built with 1.23) takes `.` or `,` before the
+    // fractional seconds.
+    if *i < b.len()
+        && (b[*i] == b'.' || b[*i] == b',')
+        && *i + 1 < b.len()
+        && b[*i + 1].is_ascii_digit()
+    {
         *i += 1;
         while *i < b.len() && b[*i].is_ascii_digit() {
             *i += 1;
@@ -314,7 +320,10 @@ fn zone(b: &[u8], i: &mut usize) -> bool {
                 && d[4].is_ascii_digit()
             {
                 *i += 6;
-                true
+                // Go 1.23 (kpt's) rejects offsets past 24 hours or 60 minutes.
+                let hours = (d[0] - b'0') * 10 + (d[1] - b'0');
+                let minutes = (d[3] - b'0') * 10 + (d[4] - b'0');
+                hours <= 24 && minutes <= 60
             } else {
                 false
             }
@@ -380,6 +389,8 @@ mod tests {
             ("2001-12-14t21:59:43.10Z", "!!timestamp"),
             ("2001-12-14 21:59:43.10", "!!timestamp"),
             ("2001-12-14T21:59:43+05:00", "!!timestamp"),
+            ("2001-12-14 21:59:43,10", "!!timestamp"),
+            ("2001-12-14T21:59:43+25:00", "!!str"),
             ("1.2.3", "!!str"),
             ("-", "!!str"),
             ("<<", "!!merge"),

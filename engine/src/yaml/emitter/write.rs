@@ -38,8 +38,23 @@ use super::{
 /// could be NEL, LS or PS).
 #[inline(always)]
 fn special(c: u8) -> bool {
-    c == b' ' || c == b'\n' || c == b'\r' || c == b'\'' || c >= 0x80
+    SPECIAL[c as usize]
 }
+
+/// The bytes [`special`] picks.
+static SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = c == b' ' as usize
+            || c == b'\n' as usize
+            || c == b'\r' as usize
+            || c == b'\'' as usize
+            || c >= 0x80;
+        c += 1;
+    }
+    t
+};
 
 impl Emitter {
     /// Copy the run of ordinary ASCII characters at `i` (a fast path of

@@ -1,0 +1,95 @@
+//! Source snippets for syntax errors: after kpt's one-line `Error:` (kept
+//! verbatim, so scripts written for kpt still match it), a miette report
+//! naming the file, line and column, with the offending lines.
+
+use krmgraph_engine::render::SourcePosition;
+use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, NamedSource, SourceSpan};
+
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{message}")]
+#[diagnostic(help("fix the YAML at {location}; krmgraph wrote nothing"))]
+struct SyntaxError {
+    message: String,
+    location: String,
+    #[source_code]
+    source_code: NamedSource<String>,
+    #[label("here")]
+    span: SourceSpan,
+}
+
+/// The snippet for `message` at `position`, or `None` if the file cannot be
+/// read any more.
+pub fn snippet(message: &str, position: &SourcePosition) -> Option<String> {
+    let text = String::from_utf8_lossy(&std::fs::read(&position.path).ok()?).into_owned();
+    let offset = byte_offset(&text, position.line, position.column);
+    let name = position.path.display().to_string();
+    let location = format!("{}:{}:{}", name, position.line + 1, position.column + 1);
+    let report = SyntaxError {
+        message: message.to_string(),
+        location,
+        source_code: NamedSource::new(name, text),
+        span: SourceSpan::from((offset, 0)),
+    };
+    let mut out = String::new();
+    GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
+        .render_report(&mut out, &report)
+        .ok()?;
+    Some(out)
+}
+
+/// go-yaml's message without its `yaml: line N: ` prefix: kpt keeps the
+/// line number go-yaml counted from the start of the document chunk, while
+/// the snippet shows the line in the file.
+pub fn without_go_line(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("yaml: line ") else {
+        return message.replace("yaml: ", "");
+    };
+    match rest.split_once(": ") {
+        Some((n, text)) if n.chars().all(|c| c.is_ascii_digit()) => text.to_string(),
+        _ => message.to_string(),
+    }
+}
+
+/// Byte offset of a 0-based line and character column, clamped to the text.
+fn byte_offset(text: &str, line: usize, column: usize) -> usize {
+    let line_start = text
+        .match_indices('\n')
+        .nth(line.wrapping_sub(1))
+        .map(|(i, _)| i + 1)
+        .filter(|_| line > 0)
+        .unwrap_or(0);
+    let rest = &text[line_start.min(text.len())..];
+    let within = rest
+        .char_indices()
+        .take_while(|(_, c)| *c != '\n')
+        .nth(column)
+        .map(|(i, _)| i)
+        .unwrap_or_else(|| rest.find('\n').unwrap_or(rest.len()));
+    line_start + within
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strips_go_line_numbers() {
+        assert_eq!(
+            without_go_line("yaml: line 7: could not find expected ':'"),
+            "could not find expected ':'"
+        );
+        assert_eq!(
+            without_go_line("yaml: control characters are not allowed"),
+            "control characters are not allowed"
+        );
+    }
+
+    #[test]
+    fn offsets_count_lines_and_characters() {
+        let text = "a: 1\nbé: 2\nc d\n";
+        assert_eq!(byte_offset(text, 0, 0), 0);
+        assert_eq!(byte_offset(text, 1, 2), 8);
+        assert_eq!(byte_offset(text, 2, 0), 12);
+        assert_eq!(byte_offset(text, 9, 0), text.len());
+    }
+}

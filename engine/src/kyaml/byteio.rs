@@ -1,0 +1,556 @@
+//! kyaml's `ByteReader` and `ByteWriter` (`kio/byteio_reader.go`,
+//! `kio/byteio_writer.go`): the bytes of one file or one function stream to
+//! resources and back.
+//!
+//! Reading splits the text on `\n---<anything>\n` itself (so head comments
+//! stay with their document), decodes only the first document of each
+//! chunk, drops empty and null documents, annotates each resource with its
+//! index (and the caller's annotations, in sorted key order), and unwraps a
+//! single `ResourceList`/`List`. Writing clears the reader's annotations,
+//! then encodes every resource with one encoder (so they are separated by
+//! `---`), each with its own sequence indentation, or wraps them all in a
+//! `ResourceList`; a lone resource from a `.json` file is written as JSON.
+
+use std::collections::BTreeMap;
+
+use super::kioutil::{self, INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION, SEQ_INDENT_ANNOTATION};
+use super::rnode::{self, BARE_SEQ_NODE_WRAPPING_KEY};
+use super::{gopath, json, seqindent, yamlio, KyamlError, Result};
+use crate::yaml::{Kind, Node, Style};
+
+/// `kind` of the function wire format.
+pub const RESOURCE_LIST_KIND: &str = "ResourceList";
+/// `apiVersion` of the function wire format.
+pub const RESOURCE_LIST_API_VERSION: &str = "config.kubernetes.io/v1";
+/// File globs written as JSON (`kio.JSONMatch`).
+pub const JSON_MATCH: &[&str] = &["*.json"];
+
+/// `kio.ByteReader`'s options.
+#[derive(Clone, Debug, Default)]
+pub struct ByteReader {
+    /// Do not set the index (and seqindent) annotations.
+    pub omit_reader_annotations: bool,
+    /// Record each document's sequence indentation
+    /// (`internal.config.kubernetes.io/seqindent`).
+    pub preserve_seq_indent: bool,
+    /// Annotations set on every resource. Like kyaml, the reader adds its
+    /// own (index, seqindent) to this map, so they persist across reads.
+    pub set_annotations: BTreeMap<String, String>,
+    /// Keep a `ResourceList`/`List` as one resource instead of unwrapping.
+    pub disable_unwrapping: bool,
+    /// Wrap a document that is a bare sequence in a mapping under
+    /// `bareSeqNodeWrappingKey`, so it can carry annotations.
+    pub wrap_bare_seq_node: bool,
+}
+
+/// What [`ByteReader::read`] found.
+#[derive(Clone, Debug, Default)]
+pub struct ReadOutput {
+    /// The resources: documents as decoded, or the items of an unwrapped
+    /// list.
+    pub nodes: Vec<Node>,
+    /// `functionConfig` of an unwrapped list.
+    pub function_config: Option<Node>,
+    /// `results` of an unwrapped list.
+    pub results: Option<Node>,
+    /// `kind` of the unwrapped list, empty if none.
+    pub wrapping_kind: String,
+    /// `apiVersion` of the unwrapped list.
+    pub wrapping_api_version: String,
+}
+
+impl ByteReader {
+    /// `ByteReader.Read` of `input`.
+    pub fn read(&mut self, input: &[u8]) -> Result<ReadOutput> {
+        if self.preserve_seq_indent && self.omit_reader_annotations {
+            return Err(KyamlError::Package(
+                "\"PreserveSeqIndent\" option adds a reader annotation, please set \"OmitReaderAnnotations\" to false"
+                    .to_string(),
+            ));
+        }
+        let text = replace_crlf(input);
+        let mut values = split_documents(&text)?;
+        let count = values.len();
+        let mut out = ReadOutput::default();
+        let mut index = 0;
+        // Line where the current chunk starts, so errors can point into the
+        // whole input (a separator line sits between chunks).
+        let mut first_line = 0;
+        for (i, value) in values.iter_mut().enumerate() {
+            let lines = value.iter().filter(|&&b| b == b'\n').count() + 1;
+            if i != count - 1 {
+                value.push(b'\n');
+            }
+            let decoded = self.decode(value, index).map_err(|e| match e {
+                KyamlError::MalformedYaml { message, mark } => KyamlError::MalformedYaml {
+                    message,
+                    mark: (mark.0 + first_line, mark.1),
+                },
+                other => other,
+            });
+            first_line += lines + 1;
+            let Some(node) = decoded? else {
+                continue;
+            };
+            if !self.disable_unwrapping && count == 1 && is_wrapper(&node) {
+                unwrap_list(node, &mut out);
+                continue;
+            }
+            out.nodes.push(node);
+            index += 1;
+        }
+        Ok(out)
+    }
+
+    /// Decodes the first document of `chunk` and annotates it; `None` for
+    /// no document, an empty one, or a null one.
+    fn decode(&mut self, chunk: &[u8], index: usize) -> Result<Option<Node>> {
+        let Some(doc) = yamlio::decode_first_document(chunk)? else {
+            return Ok(None);
+        };
+        if rnode::is_y_node_empty_doc(&doc) || rnode::is_missing_or_null(Some(&doc)) {
+            return Ok(None);
+        }
+        let mut node = self.wrap_bare_seq(doc)?;
+        if !self.omit_reader_annotations {
+            kioutil::copy_legacy_annotations(&mut node)?;
+            self.set_annotations
+                .insert(INDEX_ANNOTATION.into(), index.to_string());
+            self.set_annotations
+                .insert(LEGACY_INDEX_ANNOTATION.into(), index.to_string());
+            if self.preserve_seq_indent {
+                let style = seqindent::derive_seq_indent_style(chunk);
+                self.set_annotations
+                    .insert(SEQ_INDENT_ANNOTATION.into(), style.into());
+            }
+        }
+        for (k, v) in &self.set_annotations {
+            rnode::set_annotation(&mut node, k, v)?;
+        }
+        Ok(Some(node))
+    }
+
+    fn wrap_bare_seq(&self, doc: Node) -> Result<Node> {
+        let is_bare_seq = doc.kind == Kind::Document
+            && doc
+                .content
+                .first()
+                .is_some_and(|c| c.kind == Kind::Sequence);
+        if !self.wrap_bare_seq_node || !is_bare_seq {
+            return Ok(doc);
+        }
+        let mut wrapped = rnode::new_node(Kind::Mapping);
+        let root = doc.content.into_iter().next().unwrap_or_default();
+        rnode::set_field(&mut wrapped, BARE_SEQ_NODE_WRAPPING_KEY, root)?;
+        Ok(wrapped)
+    }
+}
+
+fn replace_crlf(input: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(input.len());
+    let mut i = 0;
+    while i < input.len() {
+        if input[i] == b'\r' && input.get(i + 1) == Some(&b'\n') {
+            out.push(b'\n');
+            i += 2;
+        } else {
+            out.push(input[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// `splitDocuments`: cuts `text` at every non-overlapping match of
+/// `\n---.*\n`; a separator line may carry only whitespace and a comment.
+pub fn split_documents(text: &[u8]) -> Result<Vec<Vec<u8>>> {
+    let mut docs = Vec::new();
+    if text.is_empty() {
+        return Ok(docs);
+    }
+    let mut prev = 0;
+    let mut pos = 0;
+    while let Some(start) = find_from(text, b"\n---", pos) {
+        let Some(nl) = text[start + 4..].iter().position(|&b| b == b'\n') else {
+            break;
+        };
+        let end = start + 4 + nl + 1;
+        let after = go_trim_space(&text[start + 4..end]);
+        if after.first().is_some_and(|&b| b != b'#') {
+            let separator = go_trim_space(&text[start..end]);
+            return Err(KyamlError::InvalidDocumentSeparator(
+                String::from_utf8_lossy(separator).into_owned(),
+            ));
+        }
+        docs.push(text[prev..start].to_vec());
+        prev = end;
+        pos = end;
+    }
+    docs.push(text[prev..].to_vec());
+    Ok(docs)
+}
+
+fn find_from(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    haystack
+        .get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| p + from)
+}
+
+/// Go's `strings.TrimSpace` for ASCII whitespace.
+fn go_trim_space(s: &[u8]) -> &[u8] {
+    let ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c');
+    let start = s.iter().take_while(|b| ws(b)).count();
+    let end = s.len() - s[start..].iter().rev().take_while(|b| ws(b)).count();
+    &s[start..end]
+}
+
+/// A `ResourceList` or `List` with `items` or `functionConfig`.
+fn is_wrapper(node: &Node) -> bool {
+    let kind = rnode::get_meta(node).unwrap_or_default().kind;
+    (kind == RESOURCE_LIST_KIND || kind == "List")
+        && (rnode::field(node, "items").is_some() || rnode::field(node, "functionConfig").is_some())
+}
+
+fn unwrap_list(node: Node, out: &mut ReadOutput) {
+    let meta = rnode::get_meta(&node).unwrap_or_default();
+    out.wrapping_kind = meta.kind;
+    out.wrapping_api_version = meta.api_version;
+    if let Some(fc) = rnode::field_value(&node, "functionConfig") {
+        out.function_config = Some(fc.clone());
+    }
+    if let Some(results) = rnode::field_value(&node, "results") {
+        out.results = Some(results.clone());
+    }
+    if let Some(items) = rnode::field_value(&node, "items") {
+        out.nodes
+            .extend(rnode::y_node(items).content.iter().cloned());
+    }
+}
+
+/// `kio.ByteWriter`'s options.
+#[derive(Clone, Debug, Default)]
+pub struct ByteWriter {
+    /// Keep the index and seqindent annotations.
+    pub keep_reader_annotations: bool,
+    /// Annotations removed from every resource.
+    pub clear_annotations: Vec<String>,
+    /// Style set on every resource's root (`0` leaves it).
+    pub style: Style,
+    /// `functionConfig` of the wrapping list.
+    pub function_config: Option<Node>,
+    /// `results` of the wrapping list.
+    pub results: Option<Node>,
+    /// `kind` of the list to wrap the resources in; empty to write them as
+    /// documents.
+    pub wrapping_kind: String,
+    /// `apiVersion` of the wrapping list.
+    pub wrapping_api_version: String,
+    /// Sort by path and index first.
+    pub sort: bool,
+}
+
+impl ByteWriter {
+    /// The function wire format: a `config.kubernetes.io/v1` `ResourceList`
+    /// keeping the reader annotations.
+    pub fn resource_list(function_config: Option<Node>) -> ByteWriter {
+        ByteWriter {
+            keep_reader_annotations: true,
+            function_config,
+            wrapping_kind: RESOURCE_LIST_KIND.into(),
+            wrapping_api_version: RESOURCE_LIST_API_VERSION.into(),
+            ..ByteWriter::default()
+        }
+    }
+
+    /// `ByteWriter.Write`: the bytes for `nodes` (which are not modified).
+    pub fn write(&self, nodes: &[Node]) -> Result<Vec<u8>> {
+        let mut nodes = nodes.to_vec();
+        if self.sort {
+            kioutil::sort_nodes(&mut nodes)?;
+        }
+        let as_json = self.should_json_encode_single_bare_node(&nodes);
+        let seq_indents: Vec<String> = nodes
+            .iter()
+            .map(|n| {
+                rnode::get_annotations(n)
+                    .remove(SEQ_INDENT_ANNOTATION)
+                    .unwrap_or_default()
+            })
+            .collect();
+        for node in &mut nodes {
+            self.clean(node)?;
+        }
+        if as_json {
+            return json::encode_resource(&nodes[0]);
+        }
+        if self.wrapping_kind.is_empty() {
+            let docs: Vec<(&Node, bool)> = nodes
+                .iter()
+                .zip(&seq_indents)
+                .map(|(n, indent)| (unwrap_bare_sequence_node(n), indent != seqindent::WIDE))
+                .collect();
+            return yamlio::encode_documents(docs);
+        }
+        let doc = self.wrapped(nodes);
+        yamlio::encode_documents([(&doc, true)])
+    }
+
+    /// Removes the reader's and the requested annotations, then empty
+    /// `annotations`/`metadata`.
+    fn clean(&self, node: &mut Node) -> Result<()> {
+        if !self.keep_reader_annotations {
+            for key in [
+                INDEX_ANNOTATION,
+                LEGACY_INDEX_ANNOTATION,
+                SEQ_INDENT_ANNOTATION,
+            ] {
+                rnode::clear_annotation(node, key)?;
+            }
+        }
+        for key in &self.clear_annotations {
+            rnode::clear_annotation(node, key)?;
+        }
+        rnode::clear_empty_annotations(node)?;
+        if self.style != Style::NONE {
+            rnode::y_node_mut(node).style = self.style;
+        }
+        Ok(())
+    }
+
+    fn wrapped(&self, nodes: Vec<Node>) -> Node {
+        let mut items = rnode::new_node(Kind::Sequence);
+        items.content = nodes.into_iter().map(into_y_node).collect();
+        let mut list = rnode::new_node(Kind::Mapping);
+        list.style = self.style;
+        list.content = vec![
+            rnode::new_scalar("apiVersion"),
+            rnode::new_scalar(self.wrapping_api_version.clone()),
+            rnode::new_scalar("kind"),
+            rnode::new_scalar(self.wrapping_kind.clone()),
+            rnode::new_scalar("items"),
+            items,
+        ];
+        if let Some(fc) = &self.function_config {
+            list.content.push(rnode::new_scalar("functionConfig"));
+            list.content.push(rnode::y_node(fc).clone());
+        }
+        if let Some(results) = &self.results {
+            list.content.push(rnode::new_scalar("results"));
+            list.content.push(rnode::y_node(results).clone());
+        }
+        Node::document(list)
+    }
+
+    /// `shouldJSONEncodeSingleBareNode`: one unwrapped resource whose path
+    /// annotation names a `*.json` file.
+    fn should_json_encode_single_bare_node(&self, nodes: &[Node]) -> bool {
+        if !self.wrapping_kind.is_empty() || nodes.len() != 1 {
+            return false;
+        }
+        let (path, _) = kioutil::get_file_annotations(&nodes[0]);
+        if path.is_empty() {
+            return false;
+        }
+        let name = gopath::base(&path);
+        JSON_MATCH
+            .iter()
+            .any(|g| gopath::matches(g, &name).unwrap_or(false))
+    }
+}
+
+fn into_y_node(node: Node) -> Node {
+    match node.kind {
+        Kind::Document if !node.content.is_empty() => {
+            node.content.into_iter().next().unwrap_or_default()
+        }
+        _ => node,
+    }
+}
+
+/// `upWrapBareSequenceNode`: the sequence a bare-sequence wrapper holds, or
+/// the node itself.
+fn unwrap_bare_sequence_node(node: &Node) -> &Node {
+    match rnode::lookup(node, &[BARE_SEQ_NODE_WRAPPING_KEY]) {
+        Ok(Some(seq)) if !rnode::is_nil_or_empty(Some(seq)) => seq,
+        _ => node,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(s: &str) -> Result<Vec<String>> {
+        split_documents(s.as_bytes()).map(|d| {
+            d.into_iter()
+                .map(|b| String::from_utf8(b).unwrap_or_default())
+                .collect()
+        })
+    }
+
+    #[test]
+    fn split_documents_like_kyaml() {
+        assert_eq!(split("").unwrap(), Vec::<String>::new());
+        assert_eq!(split("a: 1\n").unwrap(), vec!["a: 1\n"]);
+        assert_eq!(split("a: 1\n---\nb: 2\n").unwrap(), vec!["a: 1", "b: 2\n"]);
+        assert_eq!(split("---\na: 1\n").unwrap(), vec!["---\na: 1\n"]);
+        assert_eq!(split("a\n---   # c\nb").unwrap(), vec!["a", "b"]);
+        // matches do not overlap: the second `---` starts a chunk
+        assert_eq!(split("a\n---\n---\nb\n").unwrap(), vec!["a", "---\nb\n"]);
+        assert_eq!(split("a\n---\n\n---\nb\n").unwrap(), vec!["a", "", "b\n"]);
+        // no newline after the last separator: not a separator
+        assert_eq!(split("a\n---").unwrap(), vec!["a\n---"]);
+        assert_eq!(
+            split("a\n----\nb").unwrap_err().to_string(),
+            "invalid document separator: ----"
+        );
+        assert_eq!(split("a\n--- \t\nb").unwrap(), vec!["a", "b"]);
+    }
+
+    #[test]
+    fn split_documents_rejects_content_after_separator() {
+        let err = split("a\n--- b\nc").unwrap_err();
+        assert_eq!(err.to_string(), "invalid document separator: --- b");
+        let err = split("a\n---x\nc").unwrap_err();
+        assert_eq!(err.to_string(), "invalid document separator: ---x");
+    }
+
+    fn emit_all(nodes: &[Node]) -> String {
+        nodes
+            .iter()
+            .map(crate::kyaml::rnode::tests::emit)
+            .collect::<Vec<_>>()
+            .join("---\n")
+    }
+
+    #[test]
+    fn reader_annotates_skips_and_wraps() {
+        let mut reader = ByteReader {
+            preserve_seq_indent: true,
+            wrap_bare_seq_node: true,
+            set_annotations: [("z.example/last".to_string(), "v".to_string())].into(),
+            ..ByteReader::default()
+        };
+        let input = b"# only a comment\n---\na: 1\nl:\n  - x\n---\n---\n~\n---\n- s\n";
+        let out = reader.read(input).unwrap();
+        assert_eq!(
+            emit_all(&out.nodes),
+            "a: 1\nl:\n- x\nmetadata:\n  annotations:\n    config.kubernetes.io/index: '0'\n    internal.config.kubernetes.io/index: '0'\n    internal.config.kubernetes.io/seqindent: 'wide'\n    z.example/last: 'v'\n---\nbareSeqNodeWrappingKey:\n- s\nmetadata:\n  annotations:\n    config.kubernetes.io/index: '1'\n    internal.config.kubernetes.io/index: '1'\n    internal.config.kubernetes.io/seqindent: 'compact'\n    z.example/last: 'v'\n"
+        );
+        let err = ByteReader {
+            preserve_seq_indent: true,
+            omit_reader_annotations: true,
+            ..ByteReader::default()
+        }
+        .read(b"a: 1\n")
+        .unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("\"PreserveSeqIndent\" option adds a reader annotation"));
+    }
+
+    #[test]
+    fn reader_unwraps_a_single_resource_list() {
+        let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- kind: A\n- kind: B\nfunctionConfig:\n  kind: C\nresults:\n- message: m\n";
+        let out = ByteReader::default().read(list.as_bytes()).unwrap();
+        assert_eq!(out.wrapping_kind, "ResourceList");
+        assert_eq!(out.wrapping_api_version, "config.kubernetes.io/v1");
+        assert_eq!(emit_all(&out.nodes), "kind: A\n---\nkind: B\n");
+        assert!(out.function_config.is_some() && out.results.is_some());
+        let two = format!("{list}---\nkind: D\n");
+        assert_eq!(
+            ByteReader::default()
+                .read(two.as_bytes())
+                .unwrap()
+                .nodes
+                .len(),
+            2
+        );
+        let kept = ByteReader {
+            disable_unwrapping: true,
+            ..ByteReader::default()
+        };
+        assert_eq!(kept.clone().read(list.as_bytes()).unwrap().nodes.len(), 1);
+        let list_kind = "kind: List\nitems: [{kind: A}]\n";
+        assert_eq!(
+            ByteReader::default()
+                .read(list_kind.as_bytes())
+                .unwrap()
+                .wrapping_kind,
+            "List"
+        );
+    }
+
+    #[test]
+    fn writer_clears_reader_annotations_and_keeps_each_documents_indent() {
+        let input = b"a:\n  - x\n---\nb:\n- y\n---\nmetadata:\n  annotations:\n    internal.config.kubernetes.io/package-path: /p\n";
+        let mut reader = ByteReader {
+            preserve_seq_indent: true,
+            ..ByteReader::default()
+        };
+        let nodes = reader.read(input).unwrap().nodes;
+        let writer = ByteWriter {
+            clear_annotations: vec!["internal.config.kubernetes.io/package-path".into()],
+            ..ByteWriter::default()
+        };
+        assert_eq!(
+            String::from_utf8(writer.write(&nodes).unwrap()).unwrap(),
+            "a:\n  - x\n---\nb:\n- y\n---\n{}\n"
+        );
+        assert_eq!(ByteWriter::default().write(&[]).unwrap(), b"");
+    }
+
+    #[test]
+    fn writer_wraps_in_a_resource_list() {
+        let nodes = ByteReader {
+            omit_reader_annotations: true,
+            ..ByteReader::default()
+        }
+        .read(b"kind: A\nl:\n  - x\n")
+        .unwrap()
+        .nodes;
+        let config = crate::kyaml::rnode::tests::parse("kind: ConfigMap\ndata: {a: b}\n");
+        let out = ByteWriter::resource_list(Some(config))
+            .write(&nodes)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- kind: A\n  l:\n  - x\nfunctionConfig:\n  kind: ConfigMap\n  data: {a: b}\n"
+        );
+        let empty = ByteWriter::resource_list(None).write(&[]).unwrap();
+        assert_eq!(
+            String::from_utf8(empty).unwrap(),
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n"
+        );
+    }
+
+    #[test]
+    fn writer_writes_a_lone_json_resource_as_json() {
+        let nodes = ByteReader::default()
+            .read(b"{\"kind\": \"A\", \"metadata\": {\"name\": \"x\", \"annotations\": {\"config.kubernetes.io/path\": \"a.json\"}}, \"b\": [1, 2.5]}\n")
+            .unwrap()
+            .nodes;
+        let writer = ByteWriter {
+            clear_annotations: vec![
+                "config.kubernetes.io/path".into(),
+                "internal.config.kubernetes.io/path".into(),
+            ],
+            ..ByteWriter::default()
+        };
+        assert_eq!(
+            String::from_utf8(writer.write(&nodes).unwrap()).unwrap(),
+            "{\n  \"b\": [\n    1,\n    2.5\n  ],\n  \"kind\": \"A\",\n  \"metadata\": {\n    \"name\": \"x\"\n  }\n}\n"
+        );
+        let two = [nodes[0].clone(), nodes[0].clone()];
+        assert!(String::from_utf8(writer.write(&two).unwrap())
+            .unwrap()
+            .starts_with("{\"kind\": \"A\""));
+    }
+
+    #[test]
+    fn crlf_becomes_lf() {
+        assert_eq!(replace_crlf(b"a\r\nb\r\r\n\r"), b"a\nb\r\n\r".to_vec());
+    }
+}

@@ -1,0 +1,149 @@
+//! kyaml's `comments.CopyComments`: after a function ran, fill the
+//! comments the function dropped from the input resource with the same id.
+//!
+//! Every node the walker pairs up (fields by name, list items by position
+//! when their scalar values are equal, and items of merge-keyed lists by
+//! key) gets the input's head, line and foot comment wherever its own is
+//! empty. Pairing a `from` that is a document reads the document node's
+//! comments. Every folded (`>`) scalar the walk reaches on the output side
+//! is switched to double-quoted style (kyaml's workaround for kpt#766).
+
+use super::walk::{Visitor, Walker};
+use super::Result;
+use crate::yaml::{Node, Style};
+
+/// `CopyComments(from, to)`: copies comments of `from` into `to` where `to`
+/// has none. `from` is not modified.
+pub fn copy_comments(from: &Node, to: &mut Node) -> Result<()> {
+    let mut from_copy = from.clone();
+    copy_field_comments(Some(&from_copy), Some(to));
+    Walker::new(&Copier, true).walk(Some(&mut from_copy), Some(to), None)?;
+    Ok(())
+}
+
+/// kyaml's `copier` visitor: the destination is the input's copy, the
+/// origin the function's output.
+struct Copier;
+
+impl Visitor for Copier {
+    fn visit_map(&self, dest: Option<&mut Node>, origin: Option<&mut Node>) -> Result<()> {
+        copy_field_comments(dest.as_deref(), origin);
+        Ok(())
+    }
+
+    fn visit_scalar(&self, dest: Option<&mut Node>, mut origin: Option<&mut Node>) -> Result<()> {
+        if let Some(to) = origin.as_deref_mut() {
+            if to.style == Style::FOLDED {
+                to.style = Style::DOUBLE_QUOTED;
+            }
+        }
+        copy_field_comments(dest.as_deref(), origin);
+        Ok(())
+    }
+
+    fn visit_list(&self, dest: Option<&mut Node>, mut origin: Option<&mut Node>) -> Result<()> {
+        copy_field_comments(dest.as_deref(), origin.as_deref_mut());
+        let (Some(dest), Some(origin)) = (dest, origin) else {
+            return Ok(());
+        };
+        let dest_items = &super::rnode::y_node(dest).content;
+        let origin_items = &mut super::rnode::y_node_mut(origin).content;
+        for (d, o) in dest_items.iter().zip(origin_items.iter_mut()) {
+            if d.value == o.value {
+                copy_comments(d, o)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `copyFieldComments`: fills `to`'s empty line, head and foot comments.
+fn copy_field_comments(from: Option<&Node>, to: Option<&mut Node>) {
+    let (Some(from), Some(to)) = (from, to) else {
+        return;
+    };
+    for (t, f) in [
+        (&mut to.line_comment, &from.line_comment),
+        (&mut to.head_comment, &from.head_comment),
+        (&mut to.foot_comment, &from.foot_comment),
+    ] {
+        if t.is_empty() {
+            t.clone_from(f);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kyaml::rnode::tests::{emit, parse};
+    use crate::kyaml::rnode::y_node;
+
+    /// (from, to, to after `copy_comments`).
+    const CASES: &[(&str, &str, &str)] = &[
+        (
+            "# head\na: 1 # one\nb:\n  c: x # cx\n# foot\n",
+            "b:\n  c: y\na: 1\n",
+            "b:\n  c: y # cx\n# foot\n\n# head\na: 1 # one\n",
+        ),
+        ("a: 1 # old\n", "a: 2 # new\n", "a: 2 # new\n"),
+        (
+            "l:\n- x # x\n- y # y\n- {k: v} # map\n",
+            "l:\n- x\n- z\n- {k: w}\n",
+            "l:\n- x # x\n- z\n- {k: w} # map\n",
+        ),
+        (
+            "a: >\n  folded\nb: 1\nl:\n- >\n  item\n",
+            "a: >\n  folded\nb: >\n  two\nc: >\n  new\nl:\n- >\n  other\n",
+            "a: \"folded\\n\"\nb: \"two\\n\"\nc: \"new\\n\"\nl:\n- >\n  other\n\n",
+        ),
+        (
+            "a: ~ # null\nb: {x: 1} # map\n",
+            "a: ~\nb: {x: 1}\n",
+            "a: ~ # null\nb: {x: 1} # map\n",
+        ),
+        ("a:\n  b: 1 # b\n", "x:\n  b: 2\n", "x:\n  b: 2\n"),
+    ];
+
+    #[test]
+    fn copies_like_kyaml() {
+        for (from, to, want) in CASES {
+            let from = parse(from);
+            let mut to = y_node(&parse(to)).clone();
+            copy_comments(&from, &mut to).unwrap();
+            assert_eq!(emit(&to), *want, "from {from:?}");
+        }
+    }
+
+    #[test]
+    fn document_comments_go_to_the_root() {
+        let from = parse("# doc head\n\napiVersion: v1\nkind: A\n");
+        let mut to = y_node(&parse("kind: A\napiVersion: v1\n")).clone();
+        copy_comments(&from, &mut to).unwrap();
+        assert_eq!(to.head_comment, "# doc head");
+    }
+
+    #[test]
+    fn merge_keyed_lists_are_also_paired_by_key() {
+        let deployment = "apiVersion: apps/v1\nkind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - name: a # a\n";
+        let custom = deployment.replace("apps/v1", "example.com/v1");
+        let output = "spec:\n  template:\n    spec:\n      containers:\n      - name: new\n      - name: a\n";
+        let copy = |from: &str| {
+            let mut to = y_node(&parse(output)).clone();
+            copy_comments(&parse(from), &mut to).unwrap();
+            emit(&to)
+        };
+        assert!(copy(deployment).contains("- name: new # a\n      - name: a # a\n"));
+        assert!(copy(&custom).contains("- name: new # a\n      - name: a\n"));
+    }
+
+    #[test]
+    fn a_changed_kind_fails_like_kpt() {
+        let mut to = y_node(&parse("data: x\n")).clone();
+        let err = copy_comments(&parse("data:\n  k: v\n"), &mut to).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "wrong node kind: expected MappingNode but got ScalarNode: node contents:\nx\n"
+        );
+    }
+}

@@ -1,0 +1,442 @@
+//! The annotation bookkeeping kyaml does around one function call, as plain
+//! functions the render loop calls before and after running a function.
+//!
+//! Around the call, `kio.Pipeline` (`kio/kio.go`):
+//! [`preprocess_for_internal_annotation_migration`] numbers the inputs
+//! (`annotations-migration-resource-id`), snapshots their internal
+//! annotations and syncs legacy and internal path/index/id;
+//! [`finish_filter`] short-circuits an empty output and otherwise
+//! [`reconcile_internal_annotations`].
+//!
+//! Inside, `runtimeutil.FunctionFilter`: [`set_ids`] numbers the inputs
+//! `'1'..'n'`, [`function_input`] is the ResourceList sent to the function,
+//! [`read_function_output`] parses its stdout, and
+//! [`copy_comments_and_sync_order`] restores comments and field order from
+//! the input with the same id, then drops the ids. [`function_scope`] is the
+//! directory generated resources default to (with
+//! [`kioutil::default_path_annotation`]).
+
+use std::collections::BTreeMap;
+
+use super::byteio::{ByteReader, ByteWriter, ReadOutput};
+use super::kioutil::{
+    self, ID_ANNOTATION, INDEX_ANNOTATION,
+    INTERNAL_ANNOTATIONS_MIGRATION_RESOURCE_ID_ANNOTATION as MIGRATION_ID, LEGACY_ID_ANNOTATION,
+    LEGACY_INDEX_ANNOTATION, LEGACY_PATH_ANNOTATION, PATH_ANNOTATION,
+};
+use super::{comments, gopath, order, rnode, KyamlError, Result};
+use crate::yaml::Node;
+
+/// Internal annotations of each input, by its migration id.
+pub type AnnotationSnapshot = BTreeMap<String, BTreeMap<String, String>>;
+
+/// `PreprocessResourcesForInternalAnnotationMigration`: sets
+/// `annotations-migration-resource-id` to each node's position, snapshots
+/// its internal annotations, copies legacy/internal twins, and fails if
+/// they disagree.
+pub fn preprocess_for_internal_annotation_migration(
+    nodes: &mut [Node],
+) -> Result<AnnotationSnapshot> {
+    let mut snapshot = BTreeMap::new();
+    for (i, node) in nodes.iter_mut().enumerate() {
+        let id = i.to_string();
+        rnode::set_annotation(node, MIGRATION_ID, &id)?;
+        snapshot.insert(id, kioutil::get_internal_annotations(node));
+        kioutil::copy_legacy_annotations(node)?;
+        check_mismatched_annotations(&rnode::get_meta(node).unwrap_or_default().annotations)?;
+    }
+    Ok(snapshot)
+}
+
+/// What the pipeline does with a filter's output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FilterOutcome {
+    /// The output was empty: kio.Pipeline returns at once (no
+    /// reconciliation, nothing written to its outputs).
+    Empty,
+    /// The output was reconciled and continues down the pipeline.
+    Reconciled,
+}
+
+/// The step of `kio.Pipeline` after a filter returned `output` without
+/// error.
+pub fn finish_filter(output: &mut [Node], snapshot: &AnnotationSnapshot) -> Result<FilterOutcome> {
+    if output.is_empty() {
+        return Ok(FilterOutcome::Empty);
+    }
+    reconcile_internal_annotations(output, snapshot)?;
+    Ok(FilterOutcome::Reconciled)
+}
+
+fn check_mismatched_annotations(annotations: &BTreeMap<String, String>) -> Result<()> {
+    let get = |k: &str| annotations.get(k).map(String::as_str).unwrap_or("");
+    for (name, new, legacy) in [
+        ("path", PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
+        ("index", INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
+        ("id", ID_ANNOTATION, LEGACY_ID_ANNOTATION),
+    ] {
+        let (a, b) = (get(new), get(legacy));
+        if !a.is_empty() && !b.is_empty() && a != b {
+            return Err(KyamlError::MismatchedAnnotations(name));
+        }
+    }
+    Ok(())
+}
+
+/// `ReconcileInternalAnnotations`: fills the missing twin of each
+/// legacy/internal pair, propagates a change the function made to either
+/// twin, keeps only the annotation formats the inputs used, and drops the
+/// migration id.
+pub fn reconcile_internal_annotations(
+    nodes: &mut [Node],
+    snapshot: &AnnotationSnapshot,
+) -> Result<()> {
+    let (use_internal, use_legacy) = determine_annotations_format(snapshot)?;
+    for node in nodes.iter_mut() {
+        missing_internal_or_legacy_annotations(node)?;
+        check_annotations_altered(node, snapshot)?;
+        format_internal_annotations(node, use_internal, use_legacy)?;
+        check_mismatched_annotations(&rnode::get_meta(node).unwrap_or_default().annotations)?;
+        rnode::clear_annotation(node, MIGRATION_ID)?;
+    }
+    Ok(())
+}
+
+/// `determineAnnotationsFormat`: whether the inputs carried internal and/or
+/// legacy path/index/id annotations (all inputs must agree).
+fn determine_annotations_format(snapshot: &AnnotationSnapshot) -> Result<(bool, bool)> {
+    if snapshot.is_empty() {
+        return Ok((true, true));
+    }
+    let (mut internal, mut legacy) = (None, None);
+    for annotations in snapshot.values() {
+        let has = |k: &str| annotations.contains_key(k);
+        let found_internal = has(PATH_ANNOTATION) || has(INDEX_ANNOTATION) || has(ID_ANNOTATION);
+        let found_legacy = has(LEGACY_PATH_ANNOTATION)
+            || has(LEGACY_INDEX_ANNOTATION)
+            || has(LEGACY_ID_ANNOTATION);
+        if !found_internal && !found_legacy {
+            continue;
+        }
+        for (seen, found) in [(&mut internal, found_internal), (&mut legacy, found_legacy)] {
+            if *seen.get_or_insert(found) != found {
+                return Err(KyamlError::InconsistentAnnotationFormat);
+            }
+        }
+    }
+    Ok((internal.unwrap_or(false), legacy.unwrap_or(false)))
+}
+
+/// `missingInternalOrLegacyAnnotations`.
+fn missing_internal_or_legacy_annotations(node: &mut Node) -> Result<()> {
+    for (new, legacy) in [
+        (PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
+        (INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
+        (ID_ANNOTATION, LEGACY_ID_ANNOTATION),
+    ] {
+        let annotations = rnode::get_meta(node).unwrap_or_default().annotations;
+        let get = |k: &str| annotations.get(k).cloned().unwrap_or_default();
+        let (value, legacy_value) = (get(new), get(legacy));
+        if value.is_empty() && !legacy_value.is_empty() {
+            rnode::set_annotation(node, new, &legacy_value)?;
+        } else if !value.is_empty() && legacy_value.is_empty() {
+            rnode::set_annotation(node, legacy, &value)?;
+        }
+    }
+    Ok(())
+}
+
+/// `checkAnnotationsAltered`: if the function changed one twin of path or
+/// index (relative to the snapshot), the other follows.
+fn check_annotations_altered(node: &mut Node, snapshot: &AnnotationSnapshot) -> Result<()> {
+    let annotations = rnode::get_meta(node).unwrap_or_default().annotations;
+    let get = |k: &str| annotations.get(k).cloned().unwrap_or_default();
+    let Some(original) = snapshot.get(&get(MIGRATION_ID)) else {
+        return Ok(());
+    };
+    for (name, new, legacy) in [
+        ("path", PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
+        ("index", INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
+    ] {
+        let before = original
+            .get(new)
+            .or_else(|| original.get(legacy))
+            .cloned()
+            .unwrap_or_default();
+        if before.is_empty() {
+            continue;
+        }
+        let (internal, legacy_value) = (get(new), get(legacy));
+        if before != internal && before != legacy_value && internal != legacy_value {
+            return Err(KyamlError::MismatchedAnnotations(name));
+        } else if before != internal {
+            rnode::set_annotation(node, legacy, &internal)?;
+        } else if before != legacy_value {
+            rnode::set_annotation(node, new, &legacy_value)?;
+        }
+    }
+    Ok(())
+}
+
+/// `formatInternalAnnotations`: drops the format the inputs did not use.
+fn format_internal_annotations(
+    node: &mut Node,
+    use_internal: bool,
+    use_legacy: bool,
+) -> Result<()> {
+    if !use_internal {
+        for key in [ID_ANNOTATION, PATH_ANNOTATION, INDEX_ANNOTATION] {
+            rnode::clear_annotation(node, key)?;
+        }
+    }
+    if !use_legacy {
+        for key in [
+            LEGACY_ID_ANNOTATION,
+            LEGACY_PATH_ANNOTATION,
+            LEGACY_INDEX_ANNOTATION,
+        ] {
+            rnode::clear_annotation(node, key)?;
+        }
+    }
+    Ok(())
+}
+
+/// `FunctionFilter.setIds`: `internal.config.kubernetes.io/id` and
+/// `config.k8s.io/id` set to `'1'..'n'`.
+pub fn set_ids(nodes: &mut [Node]) -> Result<()> {
+    for (i, node) in nodes.iter_mut().enumerate() {
+        let id = (i + 1).to_string();
+        rnode::set_annotation(node, ID_ANNOTATION, &id)?;
+        rnode::set_annotation(node, LEGACY_ID_ANNOTATION, &id)?;
+    }
+    Ok(())
+}
+
+/// The bytes `FunctionFilter` writes to the function's stdin: a
+/// `ResourceList` with the reader annotations kept and compact sequences,
+/// `functionConfig` only when there is one.
+pub fn function_input(nodes: &[Node], function_config: Option<&Node>) -> Result<Vec<u8>> {
+    ByteWriter::resource_list(function_config.cloned()).write(nodes)
+}
+
+/// How `FunctionFilter` reads a function's stdout: a default `ByteReader`
+/// (index annotations on, a single `ResourceList`/`List` unwrapped).
+pub fn read_function_output(stdout: &[u8]) -> Result<ReadOutput> {
+    ByteReader::default().read(stdout)
+}
+
+/// `FunctionFilter.copyCommentsAndSyncOrder`: for every output with an id
+/// annotation naming one of `inputs` (which carry the ids [`set_ids`]
+/// gave), copies comments and syncs field order from that input, then
+/// removes both id annotations.
+pub fn copy_comments_and_sync_order(inputs: &[Node], outputs: &mut [Node]) -> Result<()> {
+    let mut ids: BTreeMap<String, &Node> = BTreeMap::new();
+    for (i, input) in inputs.iter().enumerate() {
+        ids.insert((i + 1).to_string(), input);
+    }
+    for node in outputs.iter_mut() {
+        let id = match rnode::get_annotation(node, ID_ANNOTATION)? {
+            Some(v) => v.value.clone(),
+            None => match rnode::get_annotation(node, LEGACY_ID_ANNOTATION)? {
+                Some(v) => v.value.clone(),
+                None => continue,
+            },
+        };
+        let Some(input) = ids.get(&id) else {
+            continue;
+        };
+        comments::copy_comments(input, node)?;
+        order::sync_order(input, node)?;
+        rnode::clear_annotation(node, ID_ANNOTATION)?;
+        rnode::clear_annotation(node, LEGACY_ID_ANNOTATION)?;
+    }
+    Ok(())
+}
+
+/// `FunctionFilter.getFunctionScope`: the directory of the function
+/// config's path annotation (one level up from a `functions` directory);
+/// empty when there is no config or no path.
+pub fn function_scope(function_config: Option<&Node>) -> Result<String> {
+    let Some(config) = function_config else {
+        return Ok(String::new());
+    };
+    let annotations = rnode::get_meta(config)?.annotations;
+    let Some(path) = annotations
+        .get(PATH_ANNOTATION)
+        .or_else(|| annotations.get(LEGACY_PATH_ANNOTATION))
+    else {
+        return Ok(String::new());
+    };
+    let dir = gopath::clean(&gopath::dir(path));
+    if gopath::base(&dir) == "functions" {
+        return Ok(gopath::dir(&dir));
+    }
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kyaml::rnode::tests::{emit, parse};
+
+    fn resource(annotations: &str) -> Node {
+        parse(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\n  annotations:\n{annotations}"
+        ))
+    }
+
+    fn annotations(node: &Node) -> Vec<(String, String)> {
+        rnode::get_meta(node)
+            .unwrap()
+            .annotations
+            .into_iter()
+            .collect()
+    }
+
+    fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+        p.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn preprocess_numbers_snapshots_and_copies() {
+        let mut nodes = vec![
+            resource("    config.kubernetes.io/path: a.yaml\n"),
+            resource("    internal.config.kubernetes.io/index: '3'\n"),
+        ];
+        let snapshot = preprocess_for_internal_annotation_migration(&mut nodes).unwrap();
+        assert_eq!(
+            snapshot["0"]
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>(),
+            pairs(&[(LEGACY_PATH_ANNOTATION, "a.yaml"), (MIGRATION_ID, "0")])
+        );
+        assert_eq!(
+            annotations(&nodes[1]),
+            pairs(&[
+                (LEGACY_INDEX_ANNOTATION, "3"),
+                (MIGRATION_ID, "1"),
+                (INDEX_ANNOTATION, "3")
+            ])
+        );
+        let mut bad = vec![resource(
+            "    config.kubernetes.io/path: a.yaml\n    internal.config.kubernetes.io/path: b.yaml\n",
+        )];
+        assert_eq!(
+            preprocess_for_internal_annotation_migration(&mut bad)
+                .unwrap_err()
+                .to_string(),
+            "resource input to function has mismatched legacy and internal path annotations"
+        );
+    }
+
+    #[test]
+    fn reconcile_follows_the_edited_twin() {
+        let both = "    config.kubernetes.io/path: a.yaml\n    internal.config.kubernetes.io/path: a.yaml\n";
+        let mut nodes = vec![resource(both), resource(both)];
+        let snapshot = preprocess_for_internal_annotation_migration(&mut nodes).unwrap();
+        rnode::set_annotation(&mut nodes[0], LEGACY_PATH_ANNOTATION, "moved.yaml").unwrap();
+        rnode::set_annotation(&mut nodes[1], PATH_ANNOTATION, "other.yaml").unwrap();
+        nodes.push(resource("    config.kubernetes.io/path: gen.yaml\n"));
+        assert_eq!(
+            finish_filter(&mut nodes, &snapshot).unwrap(),
+            FilterOutcome::Reconciled
+        );
+        for (node, path) in nodes.iter().zip(["moved.yaml", "other.yaml", "gen.yaml"]) {
+            assert_eq!(
+                annotations(node),
+                pairs(&[(LEGACY_PATH_ANNOTATION, path), (PATH_ANNOTATION, path)])
+            );
+        }
+        let mut conflict = vec![resource(both)];
+        let snapshot = preprocess_for_internal_annotation_migration(&mut conflict).unwrap();
+        rnode::set_annotation(&mut conflict[0], LEGACY_PATH_ANNOTATION, "x.yaml").unwrap();
+        rnode::set_annotation(&mut conflict[0], PATH_ANNOTATION, "y.yaml").unwrap();
+        assert_eq!(
+            reconcile_internal_annotations(&mut conflict, &snapshot)
+                .unwrap_err()
+                .to_string(),
+            "resource input to function has mismatched legacy and internal path annotations"
+        );
+    }
+
+    #[test]
+    fn reconcile_keeps_the_input_format_and_short_circuits_empty_output() {
+        let mut nodes = vec![resource("    config.kubernetes.io/path: a.yaml\n")];
+        let snapshot: AnnotationSnapshot = [(
+            "0".to_string(),
+            [(LEGACY_PATH_ANNOTATION.to_string(), "a.yaml".to_string())].into(),
+        )]
+        .into();
+        rnode::set_annotation(&mut nodes[0], MIGRATION_ID, "0").unwrap();
+        reconcile_internal_annotations(&mut nodes, &snapshot).unwrap();
+        assert_eq!(
+            annotations(&nodes[0]),
+            pairs(&[(LEGACY_PATH_ANNOTATION, "a.yaml")])
+        );
+        assert_eq!(
+            finish_filter(&mut [], &snapshot).unwrap(),
+            FilterOutcome::Empty
+        );
+        let mixed: AnnotationSnapshot = [
+            (
+                "0".to_string(),
+                [(PATH_ANNOTATION.to_string(), "a".to_string())].into(),
+            ),
+            (
+                "1".to_string(),
+                [(LEGACY_PATH_ANNOTATION.to_string(), "a".to_string())].into(),
+            ),
+        ]
+        .into();
+        assert_eq!(
+            reconcile_internal_annotations(&mut nodes, &mixed)
+                .unwrap_err()
+                .to_string(),
+            "the annotation formatting in the input resources is not consistent"
+        );
+    }
+
+    #[test]
+    fn ids_comments_and_order() {
+        let mut inputs = vec![
+            parse("# head\napiVersion: v1 # api\nkind: A\nmetadata:\n  name: a # name\ndata:\n  x: 1\n  y: 2\n"),
+            parse("apiVersion: v1\nkind: B\nmetadata:\n  name: b\n"),
+        ];
+        set_ids(&mut inputs).unwrap();
+        let stdin = function_input(&inputs, None).unwrap();
+        let text = String::from_utf8(stdin.clone()).unwrap();
+        assert!(text.starts_with(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- # head\n"
+        ));
+        assert!(text.contains(
+            "      internal.config.kubernetes.io/id: '2'\n      config.k8s.io/id: '2'\n"
+        ));
+        let stdout = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- kind: A\n  apiVersion: v1\n  data: {y: 2, x: 1, z: 3}\n  metadata:\n    annotations: {config.k8s.io/id: '1'}\n    name: a\n- kind: B\n  metadata: {name: b, annotations: {internal.config.kubernetes.io/id: '9'}}\n";
+        let mut out = read_function_output(stdout.as_bytes()).unwrap().nodes;
+        copy_comments_and_sync_order(&inputs, &mut out).unwrap();
+        assert_eq!(
+            emit(&out[0]),
+            "# head\napiVersion: v1 # api\nkind: A\nmetadata:\n  name: a # name\n  annotations: {}\ndata: {x: 1, y: 2, z: 3}\n"
+        );
+        assert!(emit(&out[1]).contains("internal.config.kubernetes.io/id: '9'"));
+    }
+
+    #[test]
+    fn function_scope_of_the_config_path() {
+        let config = |path: &str| resource(&format!("    config.kubernetes.io/path: {path}\n"));
+        assert_eq!(function_scope(None).unwrap(), "");
+        assert_eq!(
+            function_scope(Some(&config("fns/config.yaml"))).unwrap(),
+            "fns"
+        );
+        assert_eq!(
+            function_scope(Some(&config("fns/functions/c.yaml"))).unwrap(),
+            "fns"
+        );
+        assert_eq!(function_scope(Some(&config("c.yaml"))).unwrap(), ".");
+        assert_eq!(function_scope(Some(&resource("    a: b\n"))).unwrap(), "");
+    }
+}

@@ -1,0 +1,374 @@
+//! Annotation names and helpers of kyaml's `kio/kioutil`: where a resource
+//! was read from (path, index), its sequence indentation, function-call ids,
+//! the legacy `config.kubernetes.io/*` twins of the internal annotations,
+//! default paths for generated resources, and sorting by path and index.
+
+use std::collections::BTreeMap;
+
+use super::rnode::{self, ResourceMeta};
+use super::{gopath, KyamlError, Result};
+use crate::yaml::Node;
+
+/// Prefix of kyaml's internal annotations.
+pub const INTERNAL_PREFIX: &str = "internal.config.kubernetes.io/";
+/// Index of a resource in its file.
+pub const INDEX_ANNOTATION: &str = "internal.config.kubernetes.io/index";
+/// Slash path of the file a resource was read from.
+pub const PATH_ANNOTATION: &str = "internal.config.kubernetes.io/path";
+/// `compact` or `wide`: how the resource's sequences were indented.
+pub const SEQ_INDENT_ANNOTATION: &str = "internal.config.kubernetes.io/seqindent";
+/// Id that maps a function's outputs to its inputs.
+pub const ID_ANNOTATION: &str = "internal.config.kubernetes.io/id";
+/// Legacy twin of [`INDEX_ANNOTATION`].
+pub const LEGACY_INDEX_ANNOTATION: &str = "config.kubernetes.io/index";
+/// Legacy twin of [`PATH_ANNOTATION`].
+pub const LEGACY_PATH_ANNOTATION: &str = "config.kubernetes.io/path";
+/// Legacy twin of [`ID_ANNOTATION`].
+pub const LEGACY_ID_ANNOTATION: &str = "config.k8s.io/id";
+/// Position of a resource in a `kio.Pipeline` filter's input.
+pub const INTERNAL_ANNOTATIONS_MIGRATION_RESOURCE_ID_ANNOTATION: &str =
+    "internal.config.kubernetes.io/annotations-migration-resource-id";
+/// kpt (not kyaml): absolute directory of the package a resource belongs to.
+pub const PACKAGE_PATH_ANNOTATION: &str = "internal.config.kubernetes.io/package-path";
+
+/// `GetFileAnnotations`: (path, index), internal annotations first, legacy
+/// ones as fallback; empty strings when absent.
+pub fn get_file_annotations(node: &Node) -> (String, String) {
+    let annotations = rnode::get_meta(node).unwrap_or_default().annotations;
+    let pick = |key: &str, legacy: &str| {
+        annotations
+            .get(key)
+            .or_else(|| annotations.get(legacy))
+            .cloned()
+            .unwrap_or_default()
+    };
+    (
+        pick(PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
+        pick(INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
+    )
+}
+
+/// `GetIdAnnotation`.
+pub fn get_id_annotation(node: &Node) -> String {
+    let annotations = rnode::get_meta(node).unwrap_or_default().annotations;
+    annotations
+        .get(ID_ANNOTATION)
+        .or_else(|| annotations.get(LEGACY_ID_ANNOTATION))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// `CopyLegacyAnnotations`: for path, index and id, fills whichever of the
+/// legacy and internal twins is empty from the other. A resource without
+/// metadata is left alone.
+pub fn copy_legacy_annotations(node: &mut Node) -> Result<()> {
+    let meta = match rnode::get_meta(node) {
+        Err(KyamlError::MissingMetadata) => return Ok(()),
+        other => other?,
+    };
+    for (legacy, new) in [
+        (LEGACY_PATH_ANNOTATION, PATH_ANNOTATION),
+        (LEGACY_INDEX_ANNOTATION, INDEX_ANNOTATION),
+        (LEGACY_ID_ANNOTATION, ID_ANNOTATION),
+    ] {
+        copy_annotation(&meta, node, legacy, new)?;
+    }
+    Ok(())
+}
+
+fn copy_annotation(meta: &ResourceMeta, node: &mut Node, legacy: &str, new: &str) -> Result<()> {
+    let get = |k: &str| meta.annotations.get(k).map(String::as_str).unwrap_or("");
+    let (new_value, legacy_value) = (get(new), get(legacy));
+    if !new_value.is_empty() && legacy_value.is_empty() {
+        rnode::set_annotation(node, legacy, new_value)?;
+    } else if new_value.is_empty() && !legacy_value.is_empty() {
+        rnode::set_annotation(node, new, legacy_value)?;
+    }
+    Ok(())
+}
+
+/// `ErrorIfMissingAnnotation`: every node must have every key.
+pub fn error_if_missing_annotation(nodes: &[Node], keys: &[&str]) -> Result<()> {
+    for key in keys {
+        for node in nodes {
+            if rnode::get_annotation(node, key)?.is_none() {
+                return Err(KyamlError::MissingAnnotation(key.to_string()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `CreatePathAnnotationValue`: `dir/<namespace>/<kind>_<name>.yaml`.
+pub fn create_path_annotation_value(dir: &str, meta: &ResourceMeta) -> String {
+    let filename = format!("{}_{}.yaml", meta.kind.to_lowercase(), meta.name);
+    gopath::join(&[dir, &meta.namespace, &filename])
+}
+
+/// `DefaultPathAndIndexAnnotation`: gives resources without a path the
+/// default path under `dir`, and resources without an index the next index
+/// in their file. The first new index equals the file's current maximum,
+/// as in kyaml; order is still kept by the stable sort.
+pub fn default_path_and_index_annotation(dir: &str, nodes: &mut [Node]) -> Result<()> {
+    let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+    for node in nodes.iter_mut() {
+        copy_legacy_annotations(node)?;
+        let meta = rnode::get_meta(node)?;
+        if let Some(path) = meta.annotations.get(PATH_ANNOTATION) {
+            if let Some(index) = meta.annotations.get(INDEX_ANNOTATION) {
+                let index = rnode::go_atoi(index).unwrap_or(0);
+                let count = counts.entry(path.clone()).or_insert(0);
+                *count = (*count).max(index);
+            }
+            continue;
+        }
+        set_path(node, &create_path_annotation_value(dir, &meta))?;
+    }
+    for node in nodes.iter_mut() {
+        let meta = rnode::get_meta(node)?;
+        if meta.annotations.contains_key(INDEX_ANNOTATION) {
+            continue;
+        }
+        let path = meta
+            .annotations
+            .get(PATH_ANNOTATION)
+            .cloned()
+            .unwrap_or_default();
+        let count = counts.entry(path).or_insert(0);
+        let index = count.to_string();
+        *count += 1;
+        rnode::set_annotation(node, INDEX_ANNOTATION, &index)?;
+        rnode::set_annotation(node, LEGACY_INDEX_ANNOTATION, &index)?;
+    }
+    Ok(())
+}
+
+/// `DefaultPathAnnotation`: gives resources without a path the default path
+/// under `dir` (both twins).
+pub fn default_path_annotation(dir: &str, nodes: &mut [Node]) -> Result<()> {
+    for node in nodes.iter_mut() {
+        copy_legacy_annotations(node)?;
+        let meta = rnode::get_meta(node)?;
+        if !meta.annotations.contains_key(PATH_ANNOTATION) {
+            set_path(node, &create_path_annotation_value(dir, &meta))?;
+        }
+    }
+    Ok(())
+}
+
+fn set_path(node: &mut Node, path: &str) -> Result<()> {
+    rnode::set_annotation(node, PATH_ANNOTATION, path)?;
+    rnode::set_annotation(node, LEGACY_PATH_ANNOTATION, path)
+}
+
+/// `SortNodes`: stable sort by path annotation, then numeric index (a
+/// missing index first). Copies legacy annotations first, as kyaml's
+/// comparator does.
+pub fn sort_nodes(nodes: &mut [Node]) -> Result<()> {
+    if nodes.len() < 2 {
+        return Ok(());
+    }
+    for node in nodes.iter_mut() {
+        let _ = copy_legacy_annotations(node);
+    }
+    let keys: Vec<(String, String)> = nodes
+        .iter()
+        .map(|n| {
+            let a = rnode::get_meta(n).unwrap_or_default().annotations;
+            let get = |k| a.get(k).cloned().unwrap_or_default();
+            (get(PATH_ANNOTATION), get(INDEX_ANNOTATION))
+        })
+        .collect();
+    let mut error = None;
+    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    order.sort_by(|&i, &j| compare(&keys[i], &keys[j], &mut error));
+    if let Some(e) = error {
+        return Err(e);
+    }
+    let mut taken: Vec<Option<Node>> = nodes.iter_mut().map(|n| Some(std::mem::take(n))).collect();
+    for (slot, i) in nodes.iter_mut().zip(order) {
+        *slot = taken[i].take().unwrap_or_default();
+    }
+    Ok(())
+}
+
+fn compare(
+    a: &(String, String),
+    b: &(String, String),
+    error: &mut Option<KyamlError>,
+) -> std::cmp::Ordering {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    if error.is_some() {
+        return Equal;
+    }
+    if a.0 != b.0 {
+        return a.0.cmp(&b.0);
+    }
+    match (a.1.as_str(), b.1.as_str()) {
+        (x, y) if x == y => Equal,
+        ("", _) => Less,
+        (_, "") => Greater,
+        (x, y) => match (parse_index(x), parse_index(y)) {
+            (Ok(x), Ok(y)) => x.cmp(&y),
+            (Err(e), _) | (_, Err(e)) => {
+                *error = Some(e);
+                Equal
+            }
+        },
+    }
+}
+
+fn parse_index(value: &str) -> Result<i64> {
+    rnode::go_atoi(value).ok_or_else(|| KyamlError::InvalidIndex {
+        value: value.to_string(),
+    })
+}
+
+/// `GetInternalAnnotations`: annotations under `internal.config.kubernetes.io/`
+/// plus the legacy path, index and id.
+pub fn get_internal_annotations(node: &Node) -> BTreeMap<String, String> {
+    let annotations = rnode::get_meta(node).unwrap_or_default().annotations;
+    annotations
+        .into_iter()
+        .filter(|(k, _)| {
+            k.starts_with(INTERNAL_PREFIX)
+                || k == LEGACY_PATH_ANNOTATION
+                || k == LEGACY_INDEX_ANNOTATION
+                || k == LEGACY_ID_ANNOTATION
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kyaml::rnode::tests::{emit, parse};
+
+    fn annotated(pairs: &[(&str, &str)]) -> Node {
+        let mut yaml =
+            String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\n  annotations:\n");
+        for (k, v) in pairs {
+            yaml.push_str(&format!("    {k}: \"{v}\"\n"));
+        }
+        parse(&yaml)
+    }
+
+    fn annotation(node: &Node, key: &str) -> Option<String> {
+        rnode::get_meta(node).unwrap().annotations.get(key).cloned()
+    }
+
+    #[test]
+    fn copy_legacy_annotations_fills_the_empty_twin() {
+        let mut n = annotated(&[(LEGACY_PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "1")]);
+        copy_legacy_annotations(&mut n).unwrap();
+        assert_eq!(
+            emit(&n),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: n\n  annotations:\n    config.kubernetes.io/path: \"a.yaml\"\n    internal.config.kubernetes.io/index: \"1\"\n    internal.config.kubernetes.io/path: 'a.yaml'\n    config.kubernetes.io/index: '1'\n"
+        );
+        let mut n = annotated(&[(PATH_ANNOTATION, "x"), (LEGACY_PATH_ANNOTATION, "y")]);
+        copy_legacy_annotations(&mut n).unwrap();
+        assert_eq!(annotation(&n, PATH_ANNOTATION).as_deref(), Some("x"));
+        for yaml in ["a: b\n", "hello\n"] {
+            let mut n = parse(yaml);
+            copy_legacy_annotations(&mut n).unwrap();
+            assert_eq!(emit(&n), yaml);
+        }
+    }
+
+    #[test]
+    fn default_path_and_index() {
+        let mut nodes = vec![
+            annotated(&[(PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "2")]),
+            parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  namespace: x\n"),
+            annotated(&[(PATH_ANNOTATION, "a.yaml")]),
+            annotated(&[(LEGACY_PATH_ANNOTATION, "a.yaml")]),
+            parse("apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"),
+        ];
+        default_path_and_index_annotation("fns", &mut nodes).unwrap();
+        let got: Vec<(String, String)> = nodes.iter().map(get_file_annotations).collect();
+        let want = [
+            ("a.yaml", "2"),
+            ("fns/x/configmap_b.yaml", "0"),
+            ("a.yaml", "2"),
+            ("a.yaml", "3"),
+            ("fns/service_s.yaml", "0"),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(p, i)| (p.to_string(), i.to_string()))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(
+            annotation(&nodes[3], LEGACY_INDEX_ANNOTATION).as_deref(),
+            Some("3")
+        );
+    }
+
+    #[test]
+    fn default_path_annotation_only_sets_paths() {
+        let mut nodes = vec![parse("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n")];
+        default_path_annotation("", &mut nodes).unwrap();
+        assert_eq!(
+            get_file_annotations(&nodes[0]),
+            ("pod_p.yaml".to_string(), String::new())
+        );
+        assert_eq!(
+            annotation(&nodes[0], LEGACY_PATH_ANNOTATION).as_deref(),
+            Some("pod_p.yaml")
+        );
+    }
+
+    #[test]
+    fn sort_by_path_then_index() {
+        let mut nodes = vec![
+            annotated(&[(PATH_ANNOTATION, "b.yaml"), (INDEX_ANNOTATION, "0")]),
+            annotated(&[(PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "10")]),
+            annotated(&[(PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "9")]),
+            annotated(&[(PATH_ANNOTATION, "a.yaml")]),
+            annotated(&[
+                (LEGACY_PATH_ANNOTATION, "a.yaml"),
+                (LEGACY_INDEX_ANNOTATION, "9"),
+            ]),
+        ];
+        for (i, n) in nodes.iter_mut().enumerate() {
+            rnode::set_label(n, "i", &i.to_string()).unwrap();
+        }
+        sort_nodes(&mut nodes).unwrap();
+        let order: Vec<String> = nodes
+            .iter()
+            .map(|n| rnode::get_meta(n).unwrap().labels["i"].clone())
+            .collect();
+        assert_eq!(order, ["3", "2", "4", "1", "0"]);
+        let mut bad = vec![
+            annotated(&[(PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "x")]),
+            annotated(&[(PATH_ANNOTATION, "a.yaml"), (INDEX_ANNOTATION, "1")]),
+        ];
+        assert_eq!(
+            sort_nodes(&mut bad).unwrap_err().to_string(),
+            "unable to parse config.kubernetes.io/index x :strconv.Atoi: parsing \"x\": invalid syntax"
+        );
+    }
+
+    #[test]
+    fn internal_annotations_and_missing_checks() {
+        let n = annotated(&[
+            (PATH_ANNOTATION, "p"),
+            (LEGACY_ID_ANNOTATION, "1"),
+            ("other/x", "y"),
+        ]);
+        let internal = get_internal_annotations(&n);
+        assert_eq!(
+            internal.keys().collect::<Vec<_>>(),
+            [LEGACY_ID_ANNOTATION, PATH_ANNOTATION]
+        );
+        assert_eq!(get_id_annotation(&n), "1");
+        let err = error_if_missing_annotation(
+            std::slice::from_ref(&n),
+            &[PATH_ANNOTATION, INDEX_ANNOTATION],
+        );
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            format!("missing annotation {INDEX_ANNOTATION}")
+        );
+    }
+}

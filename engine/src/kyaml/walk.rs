@@ -1,0 +1,552 @@
+//! kyaml's `yaml/walk.Walker` with two sources, as `comments.CopyComments`
+//! uses it: a destination (a throw-away copy of the function's input
+//! resource) and an origin (the function's output resource).
+//!
+//! The walker visits the union of both sides' fields (sorted), map keys as
+//! scalars (`VisitKeysAsScalars`), and lists either as a whole
+//! (`VisitList`) or, when the OpenAPI schema says the list merges by key,
+//! also element by element matched on the merge keys (the associative walk).
+//! The associative walk edits the destination (drops unmatched and empty
+//! elements, re-appends matched ones); those edits change which elements
+//! later lookups find, so they are ported even though the destination is
+//! discarded. Visitors here always return the destination, as kyaml's
+//! comment copier does, so a walk "returns" whether a destination exists.
+
+use super::openapi::{self, SchemaRef};
+use super::rnode::{
+    self, error_if_invalid, field, field_value_mut, is_empty_map, is_missing_or_null,
+    is_nil_or_empty, key_index, y_node, y_node_mut,
+};
+use super::Result;
+use crate::yaml::{Kind, Node};
+
+/// What a walk does at each node: `dest` is the destination side, `origin`
+/// the origin side, either may be absent. Nodes are as kyaml's
+/// `RNode.Document()` gives them (a top-level document stays a document).
+pub trait Visitor {
+    /// Called for mappings (and for nodes that are null on both sides).
+    fn visit_map(&self, dest: Option<&mut Node>, origin: Option<&mut Node>) -> Result<()>;
+    /// Called for scalars, and for map keys.
+    fn visit_scalar(&self, dest: Option<&mut Node>, origin: Option<&mut Node>) -> Result<()>;
+    /// Called for sequences.
+    fn visit_list(&self, dest: Option<&mut Node>, origin: Option<&mut Node>) -> Result<()>;
+}
+
+/// `walk.Walker` over a destination and an origin.
+pub struct Walker<'v, V: Visitor> {
+    visitor: &'v V,
+    visit_keys_as_scalars: bool,
+}
+
+impl<'v, V: Visitor> Walker<'v, V> {
+    /// A walker calling `visitor`; with `visit_keys_as_scalars`, map keys
+    /// are visited with [`Visitor::visit_scalar`].
+    pub fn new(visitor: &'v V, visit_keys_as_scalars: bool) -> Walker<'v, V> {
+        Walker {
+            visitor,
+            visit_keys_as_scalars,
+        }
+    }
+
+    /// `Walker.Walk`: `Ok(true)` when it returns the destination.
+    pub fn walk(
+        &self,
+        mut dest: Option<&mut Node>,
+        mut origin: Option<&mut Node>,
+        schema: Option<SchemaRef>,
+    ) -> Result<bool> {
+        let schema = get_schema(dest.as_deref(), origin.as_deref(), schema);
+        let kind = [dest.as_deref(), origin.as_deref()]
+            .into_iter()
+            .flatten()
+            .find(|n| !is_missing_or_null(Some(n)))
+            .map(|n| y_node(n).kind);
+        match kind {
+            None => self.walk_map(dest, origin, schema),
+            Some(Kind::Mapping) => {
+                check_sources(dest.as_deref(), origin.as_deref(), Kind::Mapping)?;
+                self.walk_map(dest, origin, schema)
+            }
+            Some(Kind::Sequence) => {
+                check_sources(dest.as_deref(), origin.as_deref(), Kind::Sequence)?;
+                match schema {
+                    Some(s) if s.has_merge_strategy() => {
+                        self.walk_associative_sequence(dest, origin, s)
+                    }
+                    _ => {
+                        let returned = dest.is_some();
+                        self.visitor
+                            .visit_list(dest.as_deref_mut(), origin.as_deref_mut())?;
+                        Ok(returned)
+                    }
+                }
+            }
+            Some(Kind::Scalar) => {
+                check_sources(dest.as_deref(), origin.as_deref(), Kind::Scalar)?;
+                let returned = dest.is_some();
+                self.visitor.visit_scalar(dest, origin)?;
+                Ok(returned)
+            }
+            Some(Kind::Alias | Kind::Document) => Ok(false),
+        }
+    }
+
+    /// `walkMap`.
+    fn walk_map(
+        &self,
+        mut dest: Option<&mut Node>,
+        mut origin: Option<&mut Node>,
+        schema: Option<SchemaRef>,
+    ) -> Result<bool> {
+        self.visitor
+            .visit_map(dest.as_deref_mut(), origin.as_deref_mut())?;
+        let Some(dest) = dest else {
+            return Ok(false);
+        };
+        for key in field_names(dest, origin.as_deref()) {
+            if self.visit_keys_as_scalars {
+                self.visitor.visit_scalar(
+                    map_key_mut(dest, &key),
+                    origin.as_deref_mut().and_then(|o| map_key_mut(o, &key)),
+                )?;
+            }
+            let mut child = schema.as_ref().and_then(|s| s.field(&key));
+            if let Some(s) = field_comment_schema(dest, origin.as_deref(), &key) {
+                child = Some(s);
+            }
+            let returned = self.walk(
+                field_value_mut(dest, &key),
+                origin.as_deref_mut().and_then(|o| field_value_mut(o, &key)),
+                child,
+            )?;
+            let null_value = rnode::field_value(dest, &key)
+                .is_some_and(|v| v.tag == crate::yaml::node::tag::NULL);
+            if !returned || null_value {
+                rnode::clear_field(dest, &key)?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// `walkAssociativeSequence`.
+    fn walk_associative_sequence(
+        &self,
+        mut dest: Option<&mut Node>,
+        mut origin: Option<&mut Node>,
+        schema: SchemaRef,
+    ) -> Result<bool> {
+        self.visitor
+            .visit_list(dest.as_deref_mut(), origin.as_deref_mut())?;
+        let Some(dest) = dest else {
+            return Ok(false);
+        };
+        let (_, keys) = schema.patch_strategy_and_key_list();
+        let values = element_values(dest, origin.as_deref(), &keys);
+        if !values.is_empty() || !keys.is_empty() {
+            return self.set_associative_sequence_elements(values, &keys, dest, origin, &schema);
+        }
+        let primitives = element_primitive_values(dest, origin.as_deref());
+        self.set_associative_sequence_elements(primitives, &[String::new()], dest, origin, &schema)
+    }
+
+    /// `setAssociativeSequenceElements`: walks the elements matched by
+    /// their key values, then merges the walked elements back into `dest`.
+    fn set_associative_sequence_elements(
+        &self,
+        mut values_list: Vec<Vec<String>>,
+        keys: &[String],
+        dest: &mut Node,
+        mut origin: Option<&mut Node>,
+        schema: &SchemaRef,
+    ) -> Result<bool> {
+        let element_schema = schema.elements();
+        if keys.len() > 1 {
+            merge_values(&mut values_list);
+        }
+        let mut items = rnode::new_node(Kind::Sequence);
+        let mut valid_keys = Vec::new();
+        for values in &values_list {
+            if values.is_empty() {
+                continue;
+            }
+            let (keys_now, valid_values) = validate_keys(&values_list, values, keys);
+            valid_keys = keys_now;
+            let (lookup_keys, lookup_values) = validate_keys(
+                std::slice::from_ref(&valid_values),
+                &valid_values,
+                &valid_keys,
+            );
+            let dest_index = element_list(dest, &lookup_keys, &lookup_values);
+            let origin_index = origin
+                .as_deref()
+                .and_then(|o| element_list(o, &lookup_keys, &lookup_values));
+            let returned = self.walk(
+                dest_index.map(|i| &mut y_node_mut(dest).content[i]),
+                match (origin.as_deref_mut(), origin_index) {
+                    (Some(o), Some(i)) => Some(&mut y_node_mut(o).content[i]),
+                    _ => None,
+                },
+                element_schema.clone(),
+            )?;
+            let val = if returned { dest_index } else { None };
+            let val_node = val.map(|i| &y_node(dest).content[i]);
+            if is_missing_or_null(val_node) || is_empty_map(val_node) {
+                element_setter(dest, None, &valid_keys, &valid_values)?;
+                continue;
+            }
+            let Some(val) = val else {
+                continue;
+            };
+            for (key, value) in valid_keys.iter().zip(&valid_values) {
+                let element = &mut y_node_mut(dest).content[val];
+                if field(element, key).is_none() && !value.is_empty() {
+                    rnode::set_field(element, key, rnode::new_scalar(value.clone()))?;
+                }
+            }
+            let element = y_node(dest).content[val].clone();
+            element_setter(&mut items, Some(element), &valid_keys, &valid_values)?;
+        }
+        if !values_list.is_empty() {
+            append_list_node(dest, &items, &valid_keys)?;
+        }
+        Ok(!is_missing_or_null(Some(dest)))
+    }
+}
+
+/// `Walker.GetSchema`: a schema written in a source's comment, else the
+/// schema handed down, else the built-in schema of a source's type.
+fn get_schema(
+    dest: Option<&Node>,
+    origin: Option<&Node>,
+    schema: Option<SchemaRef>,
+) -> Option<SchemaRef> {
+    let sources = || {
+        [dest, origin]
+            .into_iter()
+            .flatten()
+            .filter(|n| !is_missing_or_null(Some(n)))
+    };
+    if let Some(s) = sources().find_map(|n| openapi::comment_schema(y_node(n))) {
+        return Some(s);
+    }
+    if schema.is_some() {
+        return schema;
+    }
+    sources().find_map(|n| {
+        let meta = rnode::get_meta(n).unwrap_or_default();
+        if meta.kind.is_empty() || meta.api_version.is_empty() {
+            return None;
+        }
+        openapi::schema_for_resource_type(&meta.api_version, &meta.kind)
+    })
+}
+
+/// `ErrorIfAnyInvalidAndNonNull`.
+fn check_sources(dest: Option<&Node>, origin: Option<&Node>, kind: Kind) -> Result<()> {
+    for n in [dest, origin].into_iter().flatten() {
+        if !is_missing_or_null(Some(n)) {
+            error_if_invalid(n, kind)?;
+        }
+    }
+    Ok(())
+}
+
+/// `Walker.fieldNames`: the sorted union of both sides' field names.
+fn field_names(dest: &Node, origin: Option<&Node>) -> Vec<String> {
+    let mut names: Vec<String> = [Some(dest), origin]
+        .into_iter()
+        .flatten()
+        .flat_map(|n| rnode::fields(n).unwrap_or_default())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// The key node of field `name`, unless it is null.
+fn map_key_mut<'a>(node: &'a mut Node, name: &str) -> Option<&'a mut Node> {
+    rnode::field_key_mut(node, name).filter(|k| !is_missing_or_null(Some(k)))
+}
+
+/// `Walker.fieldValue`'s schema: the first non-empty schema written in a
+/// comment of a side's field value, else of its key.
+fn field_comment_schema(dest: &Node, origin: Option<&Node>, name: &str) -> Option<SchemaRef> {
+    [Some(dest), origin].into_iter().flatten().find_map(|n| {
+        let f = field(n, name)?;
+        openapi::comment_schema(f.value).or_else(|| openapi::comment_schema(f.key))
+    })
+}
+
+/// `ElementValuesList` of both sides: each element's values of `keys`
+/// (`""` where missing), first occurrences only.
+fn element_values(dest: &Node, origin: Option<&Node>, keys: &[String]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for src in [Some(dest), origin].into_iter().flatten() {
+        let Ok(items) = rnode::elements(src) else {
+            continue;
+        };
+        for item in items {
+            let row: Vec<String> = keys
+                .iter()
+                .map(|k| match field(item, k) {
+                    Some(f) if !is_nil_or_empty(Some(f.value)) => y_node(f.value).value.clone(),
+                    _ => String::new(),
+                })
+                .collect();
+            if !row.is_empty() && !out.contains(&row) {
+                out.push(row);
+            }
+        }
+    }
+    out
+}
+
+/// `elementPrimitiveValues`: every item's scalar value, first occurrences.
+fn element_primitive_values(dest: &Node, origin: Option<&Node>) -> Vec<Vec<String>> {
+    let mut seen: Vec<String> = Vec::new();
+    for src in [Some(dest), origin].into_iter().flatten() {
+        for item in &y_node(src).content {
+            if !seen.contains(&item.value) {
+                seen.push(item.value.clone());
+            }
+        }
+    }
+    seen.into_iter().map(|v| vec![v]).collect()
+}
+
+/// `validateKeys`: keep the keys that have a value in some element (all of
+/// them if none has), and the values that are set or belong to such keys.
+fn validate_keys(
+    values_list: &[Vec<String>],
+    values: &[String],
+    keys: &[String],
+) -> (Vec<String>, Vec<String>) {
+    let mut valid: Vec<&String> = Vec::new();
+    for row in values_list {
+        for (i, v) in row.iter().enumerate() {
+            if let Some(k) = keys.get(i).filter(|_| !v.is_empty()) {
+                if !valid.contains(&k) {
+                    valid.push(k);
+                }
+            }
+        }
+    }
+    if valid.is_empty() {
+        return (keys.to_vec(), values.to_vec());
+    }
+    let valid_keys = keys.iter().filter(|k| valid.contains(k)).cloned().collect();
+    let valid_values = values
+        .iter()
+        .enumerate()
+        .filter(|(i, v)| !v.is_empty() || keys.get(*i).is_some_and(|k| valid.contains(&k)))
+        .map(|(_, v)| v.clone())
+        .collect();
+    (valid_keys, valid_values)
+}
+
+/// `mergeValues`: value rows that agree where both are set are unified.
+fn merge_values(values_list: &mut [Vec<String>]) {
+    for i in 0..values_list.len() {
+        let values1 = values_list[i].clone();
+        for j in 0..values_list.len() {
+            if let Some(merged) = match_values(&values1, &values_list[j]) {
+                values_list[i] = merged.clone();
+                values_list[j] = merged;
+            }
+        }
+    }
+}
+
+/// `match`: rows of equal length with a common value and no conflicting
+/// set values; the union of their values.
+fn match_values(a: &[String], b: &[String]) -> Option<Vec<String>> {
+    if a.len() != b.len() {
+        return None;
+    }
+    let mut common = false;
+    let mut out = Vec::with_capacity(a.len());
+    for (x, y) in a.iter().zip(b) {
+        if x == y {
+            common = true;
+            out.push(x.clone());
+        } else if !x.is_empty() && !y.is_empty() {
+            return None;
+        } else {
+            out.push(if x.is_empty() { y.clone() } else { x.clone() });
+        }
+    }
+    common.then_some(out)
+}
+
+/// `RNode.ElementList(keys, values)` (`ElementMatcher`): the index of the
+/// first element matching every key, or with `keys[0]` empty the first item
+/// whose scalar value is `values[0]`.
+fn element_list(node: &Node, keys: &[String], values: &[String]) -> Option<usize> {
+    let root = y_node(node);
+    if root.kind != Kind::Sequence {
+        return None;
+    }
+    let first_key = keys.first().map_or("", String::as_str);
+    let first_value = values.first().map_or("", String::as_str);
+    if first_key.is_empty() {
+        return root.content.iter().position(|i| i.value == first_value);
+    }
+    for (idx, item) in root.content.iter().enumerate() {
+        if error_if_invalid(item, Kind::Mapping).is_err() {
+            continue;
+        }
+        if keys.len() != values.len() {
+            return None;
+        }
+        let matches = keys.iter().zip(values).all(|(k, v)| {
+            !is_missing_or_null(Some(item))
+                && rnode::field_value(item, k).is_some_and(|f| f.value == *v)
+        });
+        if matches {
+            return Some(idx);
+        }
+    }
+    None
+}
+
+/// `ElementSetter`: replaces the elements matching `keys`/`values` with
+/// `element` (deletes them when `None`), drops null and empty-map elements,
+/// and appends `element` when nothing matched.
+fn element_setter(
+    seq: &mut Node,
+    element: Option<Node>,
+    keys: &[String],
+    values: &[String],
+) -> Result<()> {
+    let empty_key = [String::new()];
+    let keys = if keys.is_empty() {
+        &empty_key[..]
+    } else {
+        keys
+    };
+    error_if_invalid(seq, Kind::Sequence)?;
+    let is_mapping_setter = !keys[0].is_empty() && values.first().is_some_and(|v| !v.is_empty());
+    let root = y_node_mut(seq);
+    let mut content = Vec::with_capacity(root.content.len());
+    let mut matched = false;
+    for elem in std::mem::take(&mut root.content) {
+        if is_missing_or_null(Some(&elem)) || is_empty_map(Some(&elem)) {
+            continue;
+        }
+        if error_if_invalid(&elem, Kind::Mapping).is_err() && is_mapping_setter {
+            content.push(elem);
+            continue;
+        }
+        let mut found = true;
+        let mut val = false;
+        for (j, key) in keys.iter().enumerate() {
+            if let Some(value) = values.get(j) {
+                val = field_matches(&elem, key, value)?;
+            }
+            if !val {
+                found = false;
+                break;
+            }
+        }
+        if !found {
+            if !values.is_empty() {
+                content.push(elem);
+            }
+            continue;
+        }
+        matched = true;
+        if let Some(e) = &element {
+            content.push(e.clone());
+        }
+    }
+    let element = element.filter(|e| !is_missing_or_null(Some(e)));
+    if let (Some(e), false) = (element, matched) {
+        content.push(e);
+    }
+    root.content = content;
+    Ok(())
+}
+
+/// `FieldMatcher{Name: name, StringValue: value}` on `elem`: with an empty
+/// name, the scalar's own value; otherwise the first field `name`, whose
+/// value must equal `value` unless `value` is empty.
+fn field_matches(elem: &Node, name: &str, value: &str) -> Result<bool> {
+    if is_missing_or_null(Some(elem)) {
+        return Ok(false);
+    }
+    if name.is_empty() {
+        error_if_invalid(elem, Kind::Scalar)?;
+        return Ok(rnode::get_value(Some(elem)) == value);
+    }
+    error_if_invalid(elem, Kind::Mapping)?;
+    Ok(rnode::field_value(elem, name).is_some_and(|f| value.is_empty() || f.value == value))
+}
+
+/// `appendListNode`: merges each element of `items` into `dest` by its key
+/// values (appending elements that lack a key).
+fn append_list_node(dest: &mut Node, items: &Node, keys: &[String]) -> Result<()> {
+    let Some(first) = keys.first() else {
+        return Ok(());
+    };
+    for elem in &items.content {
+        if first.is_empty() {
+            element_setter(
+                dest,
+                Some(elem.clone()),
+                &[String::new()],
+                std::slice::from_ref(&elem.value),
+            )?;
+            continue;
+        }
+        let mut values = Vec::new();
+        for key in keys {
+            let found = if is_missing_or_null(Some(elem)) {
+                None
+            } else {
+                error_if_invalid(elem, Kind::Mapping)?;
+                key_index(y_node(elem), key).map(|i| y_node(elem).content[i + 1].value.clone())
+            };
+            match found {
+                Some(v) => values.push(v),
+                None => {
+                    error_if_invalid(dest, Kind::Sequence)?;
+                    y_node_mut(dest).content.push(elem.clone());
+                }
+            }
+        }
+        if keys.len() > 1 {
+            element_setter(dest, None, keys, &values)?;
+        }
+        element_setter(dest, Some(elem.clone()), keys, &values)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn validate_and_merge_values() {
+        let keys = v(&["containerPort", "protocol"]);
+        let list = vec![v(&["80", ""]), v(&["80", "TCP"])];
+        assert_eq!(
+            validate_keys(&list, &list[0], &keys),
+            (keys.clone(), v(&["80", ""]))
+        );
+        let only_port = vec![v(&["80", ""])];
+        assert_eq!(
+            validate_keys(&only_port, &only_port[0], &keys),
+            (v(&["containerPort"]), v(&["80"]))
+        );
+        let mut merged = list.clone();
+        merge_values(&mut merged);
+        assert_eq!(merged, vec![v(&["80", "TCP"]), v(&["80", "TCP"])]);
+        assert_eq!(match_values(&v(&["a", "x"]), &v(&["a", "y"])), None);
+        assert_eq!(match_values(&v(&["", ""]), &v(&["a", "y"])), None);
+    }
+}
