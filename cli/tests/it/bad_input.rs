@@ -310,9 +310,20 @@ fn assert_failure(kpt: Option<Outcome>, ours: Outcome, needles: &[&str]) {
             "kpt touched the tree: {:?}",
             kpt.changes
         );
-        assert_eq!(ours.stderr, kpt.stderr, "stderr differs from kpt's");
+        assert_same_error(&ours.stderr, &kpt.stderr);
         assert_eq!(ours.stdout, kpt.stdout, "stdout differs from kpt's");
     }
+}
+
+/// krmgraph's stderr is kpt's, byte for byte, optionally followed by a
+/// source snippet (krmgraph points at the YAML error after kpt's line;
+/// the snippet starts with a blank line).
+fn assert_same_error(ours: &str, kpt: &str) {
+    let extra = ours.strip_prefix(kpt);
+    assert!(
+        extra.is_some_and(|e| e.is_empty() || e.starts_with('\n')),
+        "stderr must start with kpt's:\n--- kpt\n{kpt}\n--- krmgraph\n{ours}"
+    );
 }
 
 #[test]
