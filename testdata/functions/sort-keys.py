@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # sort-keys.py: re-emits the ResourceList with PyYAML, every mapping's keys
-# sorted. kpt's SyncOrder puts the keys back in the input order.
+# sorted and aliases expanded. kpt's SyncOrder puts the keys back in the
+# input order.
 # With an argument NEW, also adds the key `zz-NEW: added` and `aa-NEW: added`
 # to every resource (new keys: kpt appends them after the existing ones,
 # in the function's order).
@@ -13,4 +14,4 @@ if len(sys.argv) > 1:
     for item in rl.get("items") or []:
         item["zz-" + sys.argv[1]] = "added"
         item["aa-" + sys.argv[1]] = "added"
-_krm.write(_krm.dump(rl, sort_keys=True))
+_krm.write(_krm.dump(rl, aliases=False, sort_keys=True))

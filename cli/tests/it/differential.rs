@@ -1235,6 +1235,9 @@ impl Gen {
     ) -> String {
         let fns = self.fns.clone();
         let movable: Vec<Res> = visible.iter().filter(|r| !r.config).cloned().collect();
+        // a swap of two documents must see both: no selectors then (with
+        // one of them unselected kpt fails on the duplicate index)
+        let mut swap = false;
         let exec = if !mutator {
             match self.rng.below(10) {
                 0..=3 => format!("{fns}/identity.sh"),
@@ -1311,7 +1314,10 @@ impl Gen {
                             })
                             .cloned();
                         match a {
-                            Some(a) => format!("{}={}:1 {}={}:0", a.name, a.file, b.name, b.file),
+                            Some(a) => {
+                                swap = true;
+                                format!("{}={}:1 {}={}:0", a.name, a.file, b.name, b.file)
+                            }
                             None => format!("{}=moved/{}.yaml:0", b.name, b.name),
                         }
                     } else {
@@ -1352,7 +1358,7 @@ impl Gen {
             }
             _ => {}
         }
-        if self.rng.chance(25) {
+        if self.rng.chance(25) && !swap {
             let _ = writeln!(f, "selectors:");
             let n = self.rng.range(1, 2);
             let mut kinds = vec![];
@@ -1390,7 +1396,7 @@ impl Gen {
                 }
             }
         }
-        if self.rng.chance(20) {
+        if self.rng.chance(20) && !swap {
             let _ = writeln!(f, "exclude:");
             match self.rng.below(3) {
                 0 => {
