@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::kpt_diff::{describe_difference, render_with_env};
+use crate::kpt_diff::{describe_difference, render_with_env, Rendered};
 use crate::util::{kpt_available, repo_root};
 
 /// Seeds run by default: about a minute and a half in a debug build on two
@@ -1501,6 +1501,7 @@ struct SeedRun {
 
 fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
     let case = generate(seed, fns);
+    let _ = std::fs::remove_dir_all(failures_dir().join(seed.to_string()));
     let src = work.join(format!("seed-{seed}")).join("pkg");
     write_case(&case, &src);
     if let Ok(keep) = std::env::var("KRMGRAPH_DIFF_WRITE") {
@@ -1508,6 +1509,7 @@ fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
     }
     let env = [("PATH", path)];
     let mut kpt_failed = false;
+    let mut diffs = vec![];
     for (mode, mode_args) in MODES {
         let mut args: Vec<&str> = vec!["--allow-exec"];
         args.extend_from_slice(mode_args);
@@ -1516,14 +1518,21 @@ fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
         let kpt = render_with_env("kpt", &mode_work, &src, &args, &env);
         let ours = render_with_env("krmgraph", &mode_work, &src, &args, &env);
         kpt_failed |= kpt.exit_code != 0;
-        if let Some(diff) = describe_difference(&kpt, &ours) {
-            let report = save_failure(&case, mode, &args, &diff);
-            return SeedRun {
-                kpt_failed,
-                expect_failure: case.expect_failure,
-                result: Err(report),
-            };
+        if describe_difference(&kpt, &ours).is_some() {
+            diffs.push(format!(
+                "== mode {mode}: {}\n{}",
+                args.join(" "),
+                differences(&kpt, &ours)
+            ));
         }
+    }
+    if !diffs.is_empty() {
+        let report = save_failure(&case, &diffs.join("\n"));
+        return SeedRun {
+            kpt_failed,
+            expect_failure: case.expect_failure,
+            result: Err(report),
+        };
     }
     let _ = std::fs::remove_dir_all(work.join(format!("seed-{seed}")));
     SeedRun {
@@ -1533,22 +1542,87 @@ fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
     }
 }
 
+/// Every difference between two renders, each as a short one-hunk diff.
+fn differences(kpt: &Rendered, ours: &Rendered) -> String {
+    let mut out = String::new();
+    if kpt.exit_code != ours.exit_code {
+        let _ = writeln!(
+            out,
+            "exit code: kpt {} krmgraph {}",
+            kpt.exit_code, ours.exit_code
+        );
+    }
+    let names: std::collections::BTreeSet<&String> =
+        kpt.files.keys().chain(ours.files.keys()).collect();
+    for name in names {
+        match (kpt.files.get(name), ours.files.get(name)) {
+            (Some(a), Some(b)) if a == b => {}
+            (Some(_), None) => {
+                let _ = writeln!(out, "file {name}: only kpt has it");
+            }
+            (None, Some(_)) => {
+                let _ = writeln!(out, "file {name}: only krmgraph has it");
+            }
+            (Some(a), Some(b)) => out.push_str(&hunk(
+                &format!("file {name}"),
+                &String::from_utf8_lossy(a),
+                &String::from_utf8_lossy(b),
+            )),
+            (None, None) => unreachable!(),
+        }
+    }
+    if kpt.stdout != ours.stdout {
+        out.push_str(&hunk("stdout", &kpt.stdout, &ours.stdout));
+    }
+    if kpt.stderr != ours.stderr {
+        out.push_str(&hunk("stderr", &kpt.stderr, &ours.stderr));
+    }
+    out
+}
+
+/// The lines between the first and the last difference of `a` (kpt) and
+/// `b` (krmgraph), with two lines of context, at most 15 lines a side.
+fn hunk(label: &str, a: &str, b: &str) -> String {
+    let al: Vec<&str> = a.split_inclusive('\n').collect();
+    let bl: Vec<&str> = b.split_inclusive('\n').collect();
+    let first = al.iter().zip(&bl).take_while(|(x, y)| x == y).count();
+    let max_suffix = al.len().min(bl.len()) - first;
+    let suffix = al
+        .iter()
+        .rev()
+        .zip(bl.iter().rev())
+        .take(max_suffix)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let mut out = format!("{label}: differs from line {}\n", first + 1);
+    for l in &al[first.saturating_sub(2)..first] {
+        let _ = writeln!(out, "   {:?}", l);
+    }
+    for (sign, lines) in [
+        ("kpt", &al[first..al.len() - suffix]),
+        ("krm", &bl[first..bl.len() - suffix]),
+    ] {
+        for l in lines.iter().take(15) {
+            let _ = writeln!(out, "{sign} {:?}", l);
+        }
+        if lines.len() > 15 {
+            let _ = writeln!(out, "{sign} ... {} more line(s)", lines.len() - 15);
+        }
+    }
+    out
+}
+
 /// Writes `target/diff-failures/<seed>/{pkg/,README.txt}`; returns the report.
-fn save_failure(case: &Case, mode: &str, args: &[&str], diff: &str) -> String {
+fn save_failure(case: &Case, diffs: &str) -> String {
     let dir = failures_dir().join(case.seed.to_string());
     write_case(case, &dir.join("pkg"));
-    let flags = args
-        .iter()
-        .map(|a| if *a == "<RESULTS>" { "../results" } else { a })
-        .collect::<Vec<_>>()
-        .join(" ");
+    let flags = case.flags.join(" ");
     let report = format!(
-        "seed {seed} differs in mode {mode}\n\
-         reproduce: KRMGRAPH_DIFF_SEED={seed} cargo test -p krmgraph --test it differential -- --nocapture\n\
-         or by hand (copy first; in-place renders change the tree):\n  \
-         cp -r {dir}/pkg /tmp/k && (cd /tmp && kpt fn render k {flags})\n  \
-         cp -r {dir}/pkg /tmp/g && (cd /tmp && krmgraph render g {flags})\n\
-         (put the python3 that has PyYAML first on PATH)\n\n{diff}\n",
+        "seed {seed} differs from kpt; the generated tree is {dir}/pkg\n\
+         reproduce: KRMGRAPH_DIFF_SEED={seed} cargo test -p krmgraph --test it generated_trees -- --nocapture\n\
+         or by hand, with the python3 that has PyYAML first on PATH (copy first: in-place renders change the tree):\n  \
+         cp -r {dir}/pkg /tmp/k && kpt fn render /tmp/k --allow-exec {flags} [-o stdout|unwrap|DIR] [--results-dir R]\n  \
+         cp -r {dir}/pkg /tmp/g && krmgraph render /tmp/g --allow-exec {flags} [same flags]\n\n{diffs}",
         seed = case.seed,
         dir = dir.display(),
     );
