@@ -154,5 +154,16 @@ def set_annotation(chunk, key, value):
     return pattern.sub(lambda m: m.group(1) + ": '" + value + "'", chunk, count=1)
 
 
+def drop_annotations(chunk, keys):
+    """Removes the annotations `keys` from an item chunk: whole lines in
+    block style, `key: value` entries in flow style."""
+    for key in keys:
+        k = r"(?<![\w./-])" + re.escape(key) + r": " + _VALUE
+        chunk = re.sub(r"(?m)^[ ]+" + k + r"[ ]*\n", "", chunk)  # block
+        chunk = re.sub(r",[ ]*" + k, "", chunk)  # flow, not first
+        chunk = re.sub(r"(?<=\{)" + k + r",[ ]*", "", chunk)  # flow, first
+    return chunk
+
+
 def write(text):
     sys.stdout.write(text)

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # add-field.py [VALUE]: adds to every resource, as text (the rest of the
-# item keeps its formatting): the annotation example.com/added: VALUE,
-# a label added: VALUE when the resource has no labels yet, and a new
-# top-level key addedField: VALUE. Block and flow items are both handled.
+# item keeps its formatting): the annotation example.com/added-VALUE: VALUE,
+# a label added-VALUE: VALUE when the resource has no labels yet, and a new
+# top-level key added-VALUE: VALUE. Block and flow items are both handled.
+# The keys carry VALUE so that two runs with different values never write
+# the same key twice.
 import os, re, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _krm
@@ -21,26 +23,26 @@ for chunk in items:
         line_start = chunk.rfind("\n", 0, m.start()) + 1
         before = chunk[line_start:m.start()]
         if before.strip():  # flow annotations: {..., config.k8s.io/id: 'n'}
-            chunk = chunk[:at] + ", example.com/added: '%s'" % value + chunk[at:]
+            chunk = chunk[:at] + ", example.com/added-%s: '%s'" % (value, value) + chunk[at:]
             close = chunk.index("}", at)
             if not has_labels:
                 if chunk[close + 1:close + 2] in ("\n", ""):  # block metadata
                     indent = before[: len(before) - len(before.lstrip())]
-                    add = "\n%slabels: {added: '%s'}" % (indent, value)
+                    add = "\n%slabels: {added-%s: '%s'}" % (indent, value, value)
                 else:  # flow metadata
-                    add = ", labels: {added: '%s'}" % value
+                    add = ", labels: {added-%s: '%s'}" % (value, value)
                 chunk = chunk[: close + 1] + add + chunk[close + 1:]
         else:  # block annotations, one per line
             indent = before
-            add = "\n%sexample.com/added: '%s'" % (indent, value)
+            add = "\n%sexample.com/added-%s: '%s'" % (indent, value, value)
             if not has_labels:
-                add += "\n%slabels:\n%s  added: '%s'" % (indent[:-2], indent[:-2], value)
+                add += "\n%slabels:\n%s  added-%s: '%s'" % (indent[:-2], indent[:-2], value, value)
             chunk = chunk[:at] + add + chunk[at:]
     node = _krm.compose(chunk).value[0]
     if node.flow_style:  # - {...}: add before the closing brace
         end = node.end_mark.index - 1
-        chunk = chunk[:end] + ", addedField: '%s'" % value + chunk[end:]
+        chunk = chunk[:end] + ", added-%s: '%s'" % (value, value) + chunk[end:]
     else:  # a block item: append at the item's indentation (2)
-        chunk = chunk.rstrip("\n") + "\n  addedField: '%s'\n" % value
+        chunk = chunk.rstrip("\n") + "\n  added-%s: '%s'\n" % (value, value)
     out.append(chunk)
 _krm.write(_krm.join(head, out, tail))

@@ -4,11 +4,21 @@
 # the internal.config.kubernetes.io/{path,index} annotations change (kpt
 # brings the legacy ones along); with --legacy only the legacy
 # config.kubernetes.io/{path,index} ones do.
+# move.py --strip: removes every path, index and package-path annotation
+# (kpt then names every file <ns>/<kind>_<name>.yaml in the package whose
+# pipeline ran).
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _krm
 
 args = sys.argv[1:]
+if args == ["--strip"]:
+    head, items, tail = _krm.split(_krm.read())
+    keys = ["config.kubernetes.io/path", "config.kubernetes.io/index",
+            "internal.config.kubernetes.io/path", "internal.config.kubernetes.io/index",
+            "internal.config.kubernetes.io/package-path"]
+    _krm.write(_krm.join(head, [_krm.drop_annotations(c, keys) for c in items], tail))
+    sys.exit(0)
 prefix = "internal.config.kubernetes.io/"
 if args and args[0] == "--legacy":
     prefix = "config.kubernetes.io/"

@@ -208,6 +208,8 @@ impl Emitter {
             let comment = Self::comment(&e.comment);
             match &e.value {
                 Node::Scalar(s) | Node::Flow(s) => {
+                    // continuation lines of a multi-line scalar: indented
+                    let s = s.replace('\n', &format!("\n{}", sp(col + self.style.indent)));
                     let _ = writeln!(self.out, "{prefix}{}:{anchor} {s}{comment}", e.key);
                 }
                 Node::Alias(a) => {
@@ -238,6 +240,7 @@ impl Emitter {
             let comment = Self::comment(&it.comment);
             match &it.value {
                 Node::Scalar(s) | Node::Flow(s) => {
+                    let s = s.replace('\n', &format!("\n{}", sp(col + 2)));
                     let _ = writeln!(self.out, "{}- {s}{comment}", sp(col));
                 }
                 Node::Alias(a) => {
@@ -332,6 +335,11 @@ const SCALARS: &[&str] = &[
     "'multi word single'",
     "value-with-dashes",
     "http://example.com/a?b=c",
+    "a-very-long-plain-scalar-that-goes-on-and-on well past eighty columns so that no emitter may fold it \
+     - kpt never wraps lines",
+    "\"a long double-quoted scalar with escapes \\t \\u00e9 and \\\" quotes that runs past eighty columns too\"",
+    "plain\ncontinued on the next line",
+    "\"double\nfolded in the source\"",
 ];
 
 const COMMENTS: &[&str] = &[
@@ -372,8 +380,7 @@ pub struct Case {
     pub seed: u64,
     /// Relative path → file content (everything under the root package).
     pub files: BTreeMap<String, Vec<u8>>,
-    /// Relative path → symlink target (none generated today; kept so
-    /// trees with links can be written the same way).
+    /// Relative path → symlink target.
     pub links: BTreeMap<String, String>,
     /// Extra render flags (e.g. `--truncate-output=false`).
     pub flags: Vec<String>,
@@ -389,6 +396,11 @@ struct Gen {
     expect_failure: bool,
     /// Package names (Kptfile metadata.name) in the tree.
     pkg_names: Vec<String>,
+    /// Subpackage directories of the package whose pipeline is being
+    /// generated (relative to it).
+    cur_subs: Vec<String>,
+    /// Relative path → symlink target.
+    links: BTreeMap<String, String>,
 }
 
 fn join(dir: &str, name: &str) -> String {
@@ -502,7 +514,13 @@ impl Gen {
     fn entries(&mut self, n: usize, prefix: &str) -> Vec<Entry> {
         let mut entries = vec![];
         for i in 0..n {
-            let mut e = Entry::new(&format!("{prefix}{i}"), self.value(0));
+            let key = match self.rng.below(12) {
+                0 => format!("\"{prefix}{i}\""),
+                1 => format!("'{prefix}{i}'"),
+                2 => format!("{prefix}{i} with spaces"),
+                _ => format!("{prefix}{i}"),
+            };
+            let mut e = Entry::new(&key, self.value(0));
             if matches!(
                 e.value,
                 Node::Scalar(_) | Node::Flow(_) | Node::Map(_) | Node::Seq(_)
@@ -972,6 +990,9 @@ impl Gen {
     }
 
     fn finish_text(&mut self, path: &str, mut text: String) {
+        if self.rng.chance(3) {
+            text.insert(0, '\u{feff}');
+        }
         if self.rng.chance(10) {
             text = text.trim_end_matches('\n').to_string();
         }
@@ -1077,6 +1098,7 @@ impl Gen {
             _ => 0,
         };
         let mut krmignore = vec![];
+        let mut sub_dirs = vec![];
         for _ in 0..subs {
             let id = self.id();
             let sub = match self.rng.below(6) {
@@ -1089,6 +1111,7 @@ impl Gen {
                 3 => format!("a.dir/deep/sub-{id}"),
                 _ => format!("sub-{id}"),
             };
+            sub_dirs.push(sub.clone());
             let info = self.package(&join(dir, &sub), depth + 1);
             all.extend(info.all);
         }
@@ -1148,6 +1171,38 @@ impl Gen {
             );
             self.files
                 .insert(join(dir, "old.bak.yaml"), b"- a list, not KRM\n".to_vec());
+            if self.rng.chance(50) {
+                // a link to an ignored file: read (and written) through the link
+                let (r, d) = self.resource("linked.yaml", 0);
+                own.push(Res {
+                    pkg: dir.to_string(),
+                    ..r
+                });
+                self.files
+                    .insert(join(dir, "ignored/real.yaml"), d.text().into_bytes());
+                self.links
+                    .insert(join(dir, "linked.yaml"), "ignored/real.yaml".into());
+            }
+        }
+        if self.rng.chance(10) {
+            // directory links are never followed
+            let target = if self.rng.chance(50) { "." } else { "nowhere" };
+            self.links.insert(join(dir, "linkdir"), target.into());
+        }
+        if self.rng.chance(5) {
+            // kustomization files are exempt from the KRM check
+            self.files.insert(
+                join(dir, "kustomization.yaml"),
+                b"resources:\n- resources.yaml\ncommonLabels:\n  a: b\n".to_vec(),
+            );
+        }
+        if self.rng.chance(3) {
+            // on purpose: a resource without apiVersion fails the render
+            self.expect_failure = true;
+            self.files.insert(
+                join(dir, "not-krm.yaml"),
+                b"kind: ConfigMap\nmetadata:\n  name: no-api-version\n".to_vec(),
+            );
         }
         if !krmignore.is_empty() {
             krmignore.dedup();
@@ -1162,6 +1217,14 @@ impl Gen {
         let wide = self.rng.chance(50);
         // list items under a key at column 2: column 4 (wide) or 2 (compact)
         let item_col = if wide { 4 } else { 2 };
+        self.cur_subs = sub_dirs;
+        if !with_pipeline && self.rng.chance(20) {
+            pipeline.push_str(*self.rng.pick(&[
+                "pipeline: {}\n",
+                "pipeline:\n  mutators: []\n",
+                "pipeline:\n",
+            ]));
+        }
         if with_pipeline {
             let mut visible: Vec<Res> = all.iter().chain(own.iter()).cloned().collect();
             let mut mutators = vec![];
@@ -1217,7 +1280,15 @@ impl Gen {
                 let _ = write!(k, "  keywords:\n{0}- one\n{0}- 'two'\n", sp(item_col));
             }
         }
+        if self.rng.chance(15) {
+            k.push_str(
+                "upstream:\n  type: git\n  git:\n    repo: https://example.com/repo\n    directory: /pkg\n    ref: main\n  updateStrategy: resource-merge\nupstreamLock:\n  type: git\n  git:\n    repo: https://example.com/repo\n    directory: /pkg\n    ref: main\n    commit: 0123456789abcdef\n",
+            );
+        }
         k.push_str(&pipeline);
+        if self.rng.chance(10) {
+            k.push_str("inventory:\n  namespace: ns-a\n  name: inv\n  inventoryID: 1234-abcd\n");
+        }
         if self.rng.chance(10) {
             k = k.replace('\n', "\r\n");
         }
@@ -1256,20 +1327,39 @@ impl Gen {
                     let id = self.id();
                     format!("{fns}/sort-keys.py new{id}")
                 }
-                7 | 8 => format!(
-                    "{fns}/add-field.py {}",
-                    self.rng.pick(&["v1", "yes", "x-y"])
-                ),
+                7 | 8 => {
+                    // unique per function: running it twice never repeats a key
+                    let id = self.id();
+                    format!(
+                        "{fns}/add-field.py {}{id}",
+                        self.rng.pick(&["v", "yes-", "x-y-"])
+                    )
+                }
                 9..=11 => {
                     let mut specs = vec![];
                     for _ in 0..self.rng.range(1, 3) {
                         let id = self.id();
                         let kind = *self.rng.pick(&["ConfigMap", "Service", "Widget"]);
-                        let spec = if self.rng.chance(50) {
+                        let mut spec = if self.rng.chance(50) {
                             format!("{kind}:ns-g/gen-{id}")
                         } else {
                             format!("{kind}:gen-{id}")
                         };
+                        match self.rng.below(10) {
+                            // into a subpackage's directory (it belongs there next time)
+                            0 | 1 if !self.cur_subs.is_empty() => {
+                                let sub = self.rng.pick(&self.cur_subs).clone();
+                                let _ = write!(spec, "@{sub}/gen-{id}.yaml");
+                            }
+                            // absolute: kpt makes it relative to the package
+                            2 => {
+                                let _ = write!(spec, "@/abs/dir/gen-{id}.yaml");
+                            }
+                            3 => {
+                                let _ = write!(spec, "@./explicit/gen-{id}.yml");
+                            }
+                            _ => {}
+                        }
                         visible.push(Res {
                             name: format!("gen-{id}"),
                             pkg: dir.to_string(),
@@ -1327,7 +1417,13 @@ impl Gen {
                     };
                     format!("{fns}/move.py {legacy}{spec}")
                 }
-                16 | 17 => format!("{fns}/stderr-results.py {}", self.rng.range(0, 7)),
+                16 => format!("{fns}/stderr-results.py {}", self.rng.range(0, 7)),
+                17 => match self.rng.below(4) {
+                    0 => format!("{fns}/stderr-results.py --legacy {}", self.rng.range(0, 3)),
+                    1 => format!("{fns}/as-list.sh"),
+                    2 if self.rng.chance(30) => format!("{fns}/move.py --strip"),
+                    _ => format!("{fns}/stderr-results.py {}", self.rng.range(0, 7)),
+                },
                 18 if self.rng.chance(25) => {
                     self.expect_failure = true;
                     format!(
@@ -1425,6 +1521,8 @@ pub fn generate(seed: u64, fns: &str) -> Case {
         files: BTreeMap::new(),
         expect_failure: false,
         pkg_names: vec![],
+        cur_subs: vec![],
+        links: BTreeMap::new(),
     };
     g.package("", 0);
     let mut flags = vec![];
@@ -1434,7 +1532,7 @@ pub fn generate(seed: u64, fns: &str) -> Case {
     Case {
         seed,
         files: g.files,
-        links: BTreeMap::new(),
+        links: g.links,
         flags,
         expect_failure: g.expect_failure,
     }
