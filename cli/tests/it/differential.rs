@@ -9,8 +9,8 @@
 //! stdout, `results.yaml` and (normalised) stderr.
 //!
 //! * `KRMGRAPH_DIFF_SEEDS=N` runs seeds `0..N` (default [`DEFAULT_SEEDS`]);
-//!   `KRMGRAPH_DIFF_SEED=S[,S...]` runs those seeds only (to reproduce a
-//!   failure); `KRMGRAPH_DIFF_WRITE=DIR` also writes every generated tree
+//!   `KRMGRAPH_DIFF_SEED=S[,S...]` (or `A..B`) runs those seeds only (to
+//!   reproduce a failure, or to explore more); `KRMGRAPH_DIFF_WRITE=DIR` also writes every generated tree
 //!   to `DIR/<seed>/pkg`.
 //! * A failing seed leaves its tree, the commands and the difference under
 //!   `target/diff-failures/<seed>/`.
@@ -29,7 +29,7 @@ use crate::util::{kpt_available, repo_root};
 
 /// Seeds run by default: about a minute and a half in a debug build on two
 /// cores (every seed is rendered 4 times by each tool).
-pub const DEFAULT_SEEDS: u64 = 12;
+pub const DEFAULT_SEEDS: u64 = 16;
 
 // ---------------------------------------------------------------------------
 // A tiny deterministic PRNG (xorshift64*).
@@ -1730,9 +1730,17 @@ fn save_failure(case: &Case, diffs: &str) -> String {
 
 fn seeds() -> Vec<u64> {
     if let Ok(s) = std::env::var("KRMGRAPH_DIFF_SEED") {
+        let num = |x: &str| -> u64 {
+            x.trim()
+                .parse()
+                .expect("KRMGRAPH_DIFF_SEED: N, N..M or a list")
+        };
         return s
             .split(',')
-            .map(|x| x.trim().parse().expect("KRMGRAPH_DIFF_SEED: a number"))
+            .flat_map(|x| match x.split_once("..") {
+                Some((a, b)) => (num(a)..num(b)).collect::<Vec<_>>(),
+                None => vec![num(x)],
+            })
             .collect();
     }
     let n = std::env::var("KRMGRAPH_DIFF_SEEDS")
