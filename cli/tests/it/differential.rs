@@ -252,15 +252,26 @@ impl Emitter {
                 }
                 Node::Map(m) => self.map(m, col + 2, Some(format!("{}- ", sp(col)))),
                 Node::Seq(inner) => {
-                    // nested block sequences are written as flow
+                    // nested sequences of scalars: `- - a` or `- [a, b]`
                     let texts: Vec<String> = inner
                         .iter()
                         .map(|i| match &i.value {
-                            Node::Scalar(s) | Node::Flow(s) => s.clone(),
+                            Node::Scalar(s) | Node::Flow(s) => s.replace('\n', " "),
                             _ => "x".to_string(),
                         })
                         .collect();
-                    let _ = writeln!(self.out, "{}- [{}]{comment}", sp(col), texts.join(", "));
+                    if texts.len() > 1 && texts.len() % 2 == 0 {
+                        for (i, t) in texts.iter().enumerate() {
+                            let lead = if i == 0 {
+                                format!("{}- ", sp(col))
+                            } else {
+                                sp(col + 2)
+                            };
+                            let _ = writeln!(self.out, "{lead}- {t}");
+                        }
+                    } else {
+                        let _ = writeln!(self.out, "{}- [{}]{comment}", sp(col), texts.join(", "));
+                    }
                 }
             }
         }
@@ -340,6 +351,9 @@ const SCALARS: &[&str] = &[
     "\"a long double-quoted scalar with escapes \\t \\u00e9 and \\\" quotes that runs past eighty columns too\"",
     "plain\ncontinued on the next line",
     "\"double\nfolded in the source\"",
+    "value\twith tab and trailing spaces   ",
+    "!!binary aGVsbG8=",
+    "\"x\ty\"",
 ];
 
 const COMMENTS: &[&str] = &[
@@ -471,6 +485,10 @@ impl Gen {
                         "{}",
                         "{x: [1, 2], y: {z: w}}",
                         "['q', \"d\"]",
+                        "[\n1,  # one\n2\n]",
+                        "{\na: b,\nc: [x, y]\n}",
+                        "!!map {a: b}",
+                        "!!set {a, b}",
                     ])
                     .to_string(),
             ),
@@ -514,10 +532,13 @@ impl Gen {
     fn entries(&mut self, n: usize, prefix: &str) -> Vec<Entry> {
         let mut entries = vec![];
         for i in 0..n {
-            let key = match self.rng.below(12) {
-                0 => format!("\"{prefix}{i}\""),
-                1 => format!("'{prefix}{i}'"),
-                2 => format!("{prefix}{i} with spaces"),
+            let key = match self.rng.below(40) {
+                0..=2 => format!("\"{prefix}{i}\""),
+                3..=5 => format!("'{prefix}{i}'"),
+                6..=8 => format!("{prefix}{i} with spaces"),
+                // over 128 characters: written back as `? key`
+                9 => format!("{prefix}{i}-{}", "long".repeat(34)),
+                10 if i == 0 => self.rng.pick(&["1", "true", "~", "0x10"]).to_string(),
                 _ => format!("{prefix}{i}"),
             };
             let mut e = Entry::new(&key, self.value(0));
@@ -632,6 +653,18 @@ impl Gen {
                         Node::Scalar("\"old/place.yaml\"".into()),
                     ),
                     Entry::new("config.kubernetes.io/index", Node::Scalar("'7'".into())),
+                ]),
+            )),
+            5 => md.push(Entry::new(
+                "annotations",
+                // keys kpt sets itself, already in the file
+                Node::Map(vec![
+                    Entry::new("config.k8s.io/id", Node::Scalar("'9'".into())),
+                    Entry::new(
+                        "internal.config.kubernetes.io/seqindent",
+                        Node::Scalar("\"wide\"".into()),
+                    ),
+                    Entry::new("example.com/after", Node::Scalar("x".into())),
                 ]),
             )),
             4 if kind == "StorageBucket" => md.push(Entry::new(
@@ -998,6 +1031,17 @@ impl Gen {
         }
         if self.rng.chance(10) {
             text = text.replace('\n', "\r\n");
+        } else if self.rng.chance(3) {
+            // CRLF on every other line only
+            let mut mixed = String::new();
+            for (i, line) in text.split_inclusive('\n').enumerate() {
+                mixed.push_str(&if i % 2 == 0 {
+                    line.replace('\n', "\r\n")
+                } else {
+                    line.to_string()
+                });
+            }
+            text = mixed;
         }
         self.files.insert(path.to_string(), text.into_bytes());
     }
@@ -1120,7 +1164,13 @@ impl Gen {
         let mut own = vec![];
         self.resource_file(dir, "resources.yaml", 3, &mut own);
         if self.rng.chance(40) {
-            self.resource_file(dir, "more.yml", 2, &mut own);
+            let name = *self.rng.pick(&[
+                "more.yml",
+                "more.yml",
+                "with space.yaml",
+                "ünïcode-名前.yaml",
+            ]);
+            self.resource_file(dir, name, 2, &mut own);
         }
         if self.rng.chance(35) {
             let (r, text) = self.json_resource("data.json");
@@ -1417,7 +1467,16 @@ impl Gen {
                     };
                     format!("{fns}/move.py {legacy}{spec}")
                 }
-                16 => format!("{fns}/stderr-results.py {}", self.rng.range(0, 7)),
+                16 => {
+                    // the exact ResourceList (or functionConfig) a function
+                    // gets, saved into a generated ConfigMap
+                    let id = self.id();
+                    match self.rng.below(3) {
+                        0 => format!("{fns}/echo.py input echo-{id}"),
+                        1 => format!("{fns}/echo.py config echo-{id}"),
+                        _ => format!("{fns}/stderr-results.py {}", self.rng.range(0, 7)),
+                    }
+                }
                 17 => match self.rng.below(4) {
                     0 => format!("{fns}/stderr-results.py --legacy {}", self.rng.range(0, 3)),
                     1 => format!("{fns}/as-list.sh"),
@@ -1445,7 +1504,13 @@ impl Gen {
             0 => {
                 let _ = writeln!(
                     f,
-                    "configMap:\n  greeting: hello\n  num: 1\n  flag: true\n  quoted: \"007\""
+                    "configMap:\n  greeting: hello\n  num: 1\n  flag: true\n  quoted: \"007\"{}",
+                    self.rng.pick(&[
+                        "",
+                        "\n  colon: \"a: b\"\n  empty: \"\"\n  'single': 'it''s'",
+                        "\n  multi: |\n    line 1\n    line 2\n  unicode: héllo",
+                        "\n  z-last: z\n  a-first: a\n  nul: null\n  float: 1.50",
+                    ])
                 );
             }
             1 => {
@@ -1613,8 +1678,14 @@ fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
         args.extend_from_slice(mode_args);
         args.extend(case.flags.iter().map(String::as_str));
         let mode_work = work.join(format!("seed-{seed}")).join(mode);
-        let kpt = render_with_env("kpt", &mode_work, &src, &args, &env);
-        let ours = render_with_env("krmgraph", &mode_work, &src, &args, &env);
+        let kpt = root_relative(
+            render_with_env("kpt", &mode_work, &src, &args, &env),
+            &mode_work.join("kpt"),
+        );
+        let ours = root_relative(
+            render_with_env("krmgraph", &mode_work, &src, &args, &env),
+            &mode_work.join("krmgraph"),
+        );
         kpt_failed |= kpt.exit_code != 0;
         if describe_difference(&kpt, &ours).is_some() {
             diffs.push(format!(
@@ -1638,6 +1709,21 @@ fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
         expect_failure: case.expect_failure,
         result: Ok(()),
     }
+}
+
+/// Replaces the tool's own directory (`<work>/<tool>`, which differs
+/// between the tools) by `<ROOT>` in the rendered files: absolute package
+/// paths can end up in files (a function may write them).
+fn root_relative(mut r: Rendered, base: &Path) -> Rendered {
+    let base = base.to_string_lossy().to_string();
+    for bytes in r.files.values_mut() {
+        if let Ok(text) = std::str::from_utf8(bytes) {
+            if text.contains(&base) {
+                *bytes = text.replace(&base, "<ROOT>").into_bytes();
+            }
+        }
+    }
+    r
 }
 
 /// Every difference between two renders, each as a short one-hunk diff.
