@@ -5,8 +5,9 @@
 //! pipelines of the exec functions in `testdata/functions/` (configMap,
 //! configPath in subdirectories and `functions/` dirs, selectors, exclude),
 //! renders it with kpt and with krmgraph, in place and with `-o stdout`,
-//! `-o unwrap` and `-o <dir>`, and asserts identical trees, exit codes,
-//! stdout, `results.yaml` and (normalised) stderr.
+//! `-o unwrap` and `-o <dir>`, then renders kpt's in-place result once
+//! more, and asserts identical trees, exit codes, stdout, `results.yaml`
+//! and (normalised) stderr.
 //!
 //! * `KRMGRAPH_DIFF_SEEDS=N` runs seeds `0..N` (default [`DEFAULT_SEEDS`]);
 //!   `KRMGRAPH_DIFF_SEED=S[,S...]` (or `A..B`) runs those seeds only (to
@@ -28,7 +29,7 @@ use crate::kpt_diff::{describe_difference, render_with_env, Rendered};
 use crate::util::{kpt_available, repo_root};
 
 /// Seeds run by default: about a minute and a half in a debug build on two
-/// cores (every seed is rendered 4 times by each tool).
+/// cores (every seed is rendered 5 times by each tool).
 pub const DEFAULT_SEEDS: u64 = 16;
 
 // ---------------------------------------------------------------------------
@@ -1639,12 +1640,14 @@ pub(crate) fn python_dir() -> Result<PathBuf, String> {
     Ok(exe.parent().unwrap().to_path_buf())
 }
 
-/// The output modes every tree is rendered in: label and flags.
+/// The output modes every tree is rendered in: label and flags. The last,
+/// `re-render`, renders kpt's in-place result again (when kpt succeeded).
 pub const MODES: &[(&str, &[&str])] = &[
     ("in-place", &["--results-dir", "<RESULTS>"]),
     ("stdout", &["-o", "stdout", "--results-dir", "<RESULTS>"]),
     ("unwrap", &["-o", "unwrap"]),
     ("out-dir", &["-o", "out", "--results-dir", "<RESULTS>"]),
+    ("re-render", &["--results-dir", "<RESULTS>"]),
 ];
 
 /// Where failing seeds are written: `target/diff-failures`.
@@ -1678,6 +1681,17 @@ fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
         args.extend_from_slice(mode_args);
         args.extend(case.flags.iter().map(String::as_str));
         let mode_work = work.join(format!("seed-{seed}")).join(mode);
+        // the second render starts from kpt's in-place result (as kpt's e2e
+        // tests do: a render of a rendered tree)
+        let src = if *mode == "re-render" {
+            let first = work.join(format!("seed-{seed}")).join("in-place/kpt/pkg");
+            if kpt_failed || !first.is_dir() {
+                continue;
+            }
+            first
+        } else {
+            src.clone()
+        };
         let kpt = root_relative(
             render_with_env("kpt", &mode_work, &src, &args, &env),
             &mode_work.join("kpt"),
