@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # add-field.py [VALUE]: adds to every resource, as text (the rest of the
 # item keeps its formatting): the annotation example.com/added-VALUE: VALUE,
-# a label added-VALUE: VALUE when the resource has no labels yet, and a new
-# top-level key added-VALUE: VALUE. Block and flow items are both handled.
+# a label added-VALUE: VALUE when the resource has no labels yet, and (but
+# in Kptfiles) a new top-level key added-VALUE: VALUE. Block and flow items
+# are both handled.
 # The keys carry VALUE so that two runs with different values never write
-# the same key twice.
+# the same key twice; a resource that has the annotation already is left
+# alone.
 import os, re, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _krm
@@ -17,6 +19,10 @@ for chunk in items:
     res = _krm.item_value(chunk)
     md = res.get("metadata") if isinstance(res, dict) else None
     has_labels = isinstance(md, dict) and "labels" in md
+    ann = md.get("annotations") if isinstance(md, dict) else None
+    if isinstance(ann, dict) and "example.com/added-" + value in ann:
+        out.append(chunk)  # already there (a second render): idempotent
+        continue
     m = ID.search(chunk)
     if m:
         at = m.end()
@@ -39,7 +45,9 @@ for chunk in items:
                 add += "\n%slabels:\n%s  added-%s: '%s'" % (indent[:-2], indent[:-2], value, value)
             chunk = chunk[:at] + add + chunk[at:]
     node = _krm.compose(chunk).value[0]
-    if node.flow_style:  # - {...}: add before the closing brace
+    if isinstance(res, dict) and res.get("kind") == "Kptfile":
+        pass  # no top-level field: kpt rejects unknown Kptfile fields
+    elif node.flow_style:  # - {...}: add before the closing brace
         end = node.end_mark.index - 1
         chunk = chunk[:end] + ", added-%s: '%s'" % (value, value) + chunk[end:]
     else:  # a block item: append at the item's indentation (2)

@@ -1247,7 +1247,7 @@ impl Gen {
                 b"resources:\n- resources.yaml\ncommonLabels:\n  a: b\n".to_vec(),
             );
         }
-        if self.rng.chance(3) {
+        if self.rng.chance(1) {
             // on purpose: a resource without apiVersion fails the render
             self.expect_failure = true;
             self.files.insert(
@@ -1364,7 +1364,7 @@ impl Gen {
             match self.rng.below(10) {
                 0..=3 => format!("{fns}/identity.sh"),
                 4..=6 => format!("{fns}/validator-mutates.py"),
-                7 if self.rng.chance(30) => {
+                7 if self.rng.chance(10) => {
                     self.expect_failure = true;
                     format!("{fns}/fail.sh 2 {}", self.rng.range(1, 6))
                 }
@@ -1484,7 +1484,7 @@ impl Gen {
                     2 if self.rng.chance(30) => format!("{fns}/move.py --strip"),
                     _ => format!("{fns}/stderr-results.py {}", self.rng.range(0, 7)),
                 },
-                18 if self.rng.chance(25) => {
+                18 if self.rng.chance(10) => {
                     self.expect_failure = true;
                     format!(
                         "{fns}/fail.sh {} {}",
