@@ -144,7 +144,9 @@ def meta(chunk, key):
     return m.get(key) if isinstance(m, dict) else None
 
 
-_VALUE = r"('[^']*'|\"[^\"]*\"|[^\s,}]+)"
+# a quoted value, or a plain one up to the end of the line, a comment, or
+# (flow style) the next `,` or `}` (plain values may contain spaces)
+_VALUE = r"('[^']*'|\"[^\"]*\"|[^\s'\"][^,}\n]*?(?=[ \t]*(?:[,}\n]|[ \t]#|$)))"
 
 
 def set_annotation(chunk, key, value):
@@ -162,6 +164,7 @@ def drop_annotations(chunk, keys):
         chunk = re.sub(r"(?m)^[ ]+" + k + r"[ ]*\n", "", chunk)  # block
         chunk = re.sub(r",[ ]*" + k, "", chunk)  # flow, not first
         chunk = re.sub(r"(?<=\{)" + k + r",[ ]*", "", chunk)  # flow, first
+        chunk = re.sub(r"(?<=\{)" + k + r"(?=\})", "", chunk)  # flow, only
     return chunk
 
 

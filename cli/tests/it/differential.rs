@@ -418,6 +418,15 @@ struct Gen {
     links: BTreeMap<String, String>,
 }
 
+/// `s` as one word of an `exec:` command line (kpt splits it like a shell).
+fn shell_word(s: &str) -> String {
+    if s.contains(' ') {
+        format!("\"{s}\"")
+    } else {
+        s.to_string()
+    }
+}
+
 fn join(dir: &str, name: &str) -> String {
     if dir.is_empty() {
         name.to_string()
@@ -1457,7 +1466,11 @@ impl Gen {
                         match a {
                             Some(a) => {
                                 swap = true;
-                                format!("{}={}:1 {}={}:0", a.name, a.file, b.name, b.file)
+                                let first = shell_word(&format!("{}={}:1", a.name, a.file));
+                                format!(
+                                    "{first} {}",
+                                    shell_word(&format!("{}={}:0", b.name, b.file))
+                                )
                             }
                             None => format!("{}=moved/{}.yaml:0", b.name, b.name),
                         }
