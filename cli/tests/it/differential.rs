@@ -11,8 +11,10 @@
 //!
 //! * `KRMGRAPH_DIFF_SEEDS=N` runs seeds `0..N` (default [`DEFAULT_SEEDS`]);
 //!   `KRMGRAPH_DIFF_SEED=S[,S...]` (or `A..B`) runs those seeds only (to
-//!   reproduce a failure, or to explore more); `KRMGRAPH_DIFF_WRITE=DIR` also writes every generated tree
-//!   to `DIR/<seed>/pkg`.
+//!   reproduce a failure, or to explore more); `KRMGRAPH_DIFF_WRITE=DIR`
+//!   also writes every generated tree to `DIR/<seed>/pkg`.
+//! * The functions run with the directory of the `python3` that has PyYAML
+//!   first on PATH (version-manager shims cost ~100 ms a call).
 //! * A failing seed leaves its tree, the commands and the difference under
 //!   `target/diff-failures/<seed>/`.
 //! * Skips with a printed reason when kpt (or python3 with PyYAML, which
