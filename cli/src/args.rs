@@ -19,6 +19,80 @@ pub enum Command {
     /// Render a package hierarchy: run every Kptfile pipeline, depth-first,
     /// and write the result (kpt's `kpt fn render`).
     Render(RenderArgs),
+    /// Work with single functions: run a built-in as a KRM function, list
+    /// the built-ins.
+    #[command(subcommand)]
+    Fn(FnCommand),
+}
+
+/// `krmgraph fn ...`.
+#[derive(Debug, Subcommand)]
+pub enum FnCommand {
+    /// Run a built-in function as a standalone KRM function: a
+    /// ResourceList on stdin, the result on stdout (usable from kpt or
+    /// kustomize as an `exec:` function).
+    Run(FnRunArgs),
+    /// List the built-in functions, their tags and config kinds.
+    List,
+    /// Run one function over a package (subpackages included) or over
+    /// resources on stdin (`-`), as `kpt fn eval` does.
+    Eval(FnEvalArgs),
+}
+
+/// Flags of `krmgraph fn eval` (the flags of `kpt fn eval` krmgraph
+/// supports).
+#[derive(Debug, clap::Args)]
+pub struct FnEvalArgs {
+    /// The package directory, or `-` for a ResourceList (or YAML
+    /// documents) on stdin.
+    #[arg(default_value = ".")]
+    pub pkg_path: String,
+
+    /// The function's image (`set-labels:v0.1.4`).
+    #[arg(short = 'i', long = "image")]
+    pub image: Option<String>,
+
+    /// The function's command line (a local executable).
+    #[arg(long = "exec")]
+    pub exec: Option<String>,
+
+    /// Where to write the result: `stdout`, `unwrap`, or a new directory.
+    /// Default: in place for a directory, stdout for `-`.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<String>,
+
+    /// Write `results.yaml` here.
+    #[arg(long = "results-dir")]
+    pub results_dir: Option<PathBuf>,
+
+    /// Allow container functions network access.
+    #[arg(long = "network")]
+    pub network: bool,
+
+    /// When to pull function images: Always, IfNotPresent or Never.
+    #[arg(long = "image-pull-policy", default_value = "IfNotPresent")]
+    pub image_pull_policy: String,
+
+    /// Never run images as built-in functions.
+    #[arg(long = "no-builtins")]
+    pub no_builtins: bool,
+
+    /// Truncate function Results and Stderr to 4 lines.
+    #[arg(long = "truncate-output", action = ArgAction::Set, num_args = 0..=1,
+          default_value_t = true, default_missing_value = "true", require_equals = true)]
+    pub truncate_output: bool,
+
+    /// Arguments after `--`: `key=value` pairs for the functionConfig.
+    #[arg(last = true)]
+    pub args: Vec<String>,
+}
+
+/// Flags of `krmgraph fn run`.
+#[derive(Debug, clap::Args)]
+pub struct FnRunArgs {
+    /// The function: an image reference such as `set-labels:v0.1.4` or
+    /// `gcr.io/kpt-fn/set-labels:v0.1.4`.
+    pub image: String,
 }
 
 /// Flags of `krmgraph render` (the flags of `kpt fn render`).
@@ -53,6 +127,11 @@ pub struct RenderArgs {
     /// Accepted for kpt compatibility; WASM functions are not supported.
     #[arg(long = "allow-alpha-wasm")]
     pub allow_alpha_wasm: bool,
+
+    /// Never run images as built-in functions (they then need a container
+    /// runtime).
+    #[arg(long = "no-builtins")]
+    pub no_builtins: bool,
 
     /// Truncate function Results and Stderr to 4 lines.
     #[arg(long = "truncate-output", action = ArgAction::Set, num_args = 0..=1,

@@ -52,19 +52,21 @@ pub fn without_go_line(message: &str) -> String {
 
 /// Byte offset of a 0-based line and character column, clamped to the text.
 fn byte_offset(text: &str, line: usize, column: usize) -> usize {
-    let line_start = text
-        .match_indices('\n')
-        .nth(line.wrapping_sub(1))
-        .map(|(i, _)| i + 1)
-        .filter(|_| line > 0)
-        .unwrap_or(0);
-    let rest = &text[line_start.min(text.len())..];
-    let within = rest
+    let line_start = if line == 0 {
+        0
+    } else {
+        match text.match_indices('\n').nth(line - 1) {
+            Some((i, _)) => i + 1,
+            None => return text.len(),
+        }
+    };
+    let rest = &text[line_start..];
+    let line_len = rest.find('\n').unwrap_or(rest.len());
+    let within = rest[..line_len]
         .char_indices()
-        .take_while(|(_, c)| *c != '\n')
         .nth(column)
         .map(|(i, _)| i)
-        .unwrap_or_else(|| rest.find('\n').unwrap_or(rest.len()));
+        .unwrap_or(line_len);
     line_start + within
 }
 

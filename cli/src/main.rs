@@ -4,6 +4,7 @@
 
 mod args;
 mod diagnostic;
+mod function;
 mod render;
 
 use std::process::ExitCode;
@@ -14,5 +15,8 @@ fn main() -> ExitCode {
     let cli = args::Cli::parse();
     match cli.command {
         args::Command::Render(args) => render::run(args),
+        args::Command::Fn(args::FnCommand::Run(args)) => function::run(args),
+        args::Command::Fn(args::FnCommand::List) => function::list(),
+        args::Command::Fn(args::FnCommand::Eval(args)) => render::eval(args),
     }
 }

@@ -5,11 +5,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use krmgraph_engine::eval::{EvalInput, EvalOptions};
 use krmgraph_engine::event::{kpt_log, Event, Reporter};
 use krmgraph_engine::fnruntime::RunnerOptions;
+use krmgraph_engine::kptfile::Function;
 use krmgraph_engine::render::{render, Output, RenderFailure, RenderOptions};
 
-use crate::args::RenderArgs;
+use crate::args::{FnEvalArgs, RenderArgs};
 
 /// Prints events as kpt does, as they happen.
 struct StderrReporter {
@@ -31,12 +33,14 @@ pub fn run(args: RenderArgs) -> ExitCode {
 }
 
 fn fail(message: &str) {
-    eprint!("Error: {message} \n");
+    eprintln!("Error: {message} ");
 }
 
-fn try_run(args: RenderArgs) -> Result<(), ()> {
-    let output = match args.output.as_deref() {
-        None | Some("") => Output::InPlace,
+/// kpt's `-o` values: `stdout`, `unwrap`, or a directory that must not
+/// exist yet. `None` when not given.
+fn parse_output(value: Option<&str>) -> Result<Option<Output>, ()> {
+    Ok(Some(match value {
+        None | Some("") => return Ok(None),
         Some("stdout") => Output::Stdout,
         Some("unwrap") => Output::Unwrap,
         Some(dir) => {
@@ -49,7 +53,91 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             }
             Output::Dir(PathBuf::from(dir))
         }
+    }))
+}
+
+/// Runs `krmgraph fn eval`; exit codes as kpt's.
+pub fn eval(args: FnEvalArgs) -> ExitCode {
+    match try_eval(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(()) => ExitCode::from(1),
+    }
+}
+
+fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
+    let function = match (&args.image, &args.exec) {
+        (Some(image), _) => Function {
+            image: image.clone(),
+            ..Function::default()
+        },
+        (None, Some(exec)) => Function {
+            exec: exec.clone(),
+            ..Function::default()
+        },
+        (None, None) => {
+            eprintln!("error: must specify --image or --exec");
+            return Err(());
+        }
     };
+    // kpt: a first argument without `=` names the config's kind; any
+    // other must be `key=value`.
+    if args.args.iter().skip(1).any(|a| !a.contains('=')) {
+        eprintln!("error: args must have keys and values separated by =");
+        return Err(());
+    }
+    let output = parse_output(args.output.as_deref())?;
+    let input = if args.pkg_path == "-" {
+        let mut bytes = Vec::new();
+        if let Err(e) = std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes) {
+            fail(&format!("reading stdin: {e}"));
+            return Err(());
+        }
+        EvalInput::Stdin(bytes)
+    } else {
+        EvalInput::Dir(resolve_symlink(Path::new(&args.pkg_path))?)
+    };
+    let options = EvalOptions {
+        input,
+        function,
+        args: args.args.clone(),
+        output: output.clone(),
+        results_dir: args.results_dir.clone(),
+        runner: RunnerOptions {
+            // `fn eval --exec` needs no `--allow-exec`: naming the command
+            // on the command line is the permission.
+            allow_exec: true,
+            allow_network: args.network,
+            image_pull_policy: args.image_pull_policy.clone(),
+            truncate_output: args.truncate_output,
+            no_builtins: args.no_builtins,
+        },
+    };
+    let mut reporter = StderrReporter {
+        truncate: args.truncate_output,
+    };
+    let result = krmgraph_engine::eval::eval(&options, &mut reporter);
+    let results_file = match &result {
+        Ok(outcome) => outcome.results_file.clone(),
+        Err(failure) => failure.results_file.clone(),
+    };
+    if let Ok(outcome) = &result {
+        let _ = std::io::stdout().write_all(&outcome.stdout);
+    }
+    // kpt's eval puts a blank line before the results path.
+    if let Some(file) = results_file {
+        eprintln!("\nFor complete results, see {}", file.display());
+    }
+    match result {
+        Ok(_) => Ok(()),
+        Err(failure) => {
+            report_error(&failure.error);
+            Err(())
+        }
+    }
+}
+
+fn try_run(args: RenderArgs) -> Result<(), ()> {
+    let output = parse_output(args.output.as_deref())?.unwrap_or(Output::InPlace);
     if let Some(dir) = &args.results_dir {
         if let Err(e) = std::fs::create_dir_all(dir) {
             fail(&format!("{}: {e}", dir.display()));
@@ -65,6 +153,7 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             allow_network: args.allow_network,
             image_pull_policy: args.image_pull_policy.clone(),
             truncate_output: args.truncate_output,
+            no_builtins: args.no_builtins,
         },
     };
     let mut reporter = StderrReporter {
@@ -97,12 +186,15 @@ fn print_results_file(file: Option<&Path>) {
 
 fn report_failure(failure: &RenderFailure) {
     print_results_file(failure.results_file.as_deref());
-    let error = &failure.error;
+    report_error(&failure.error);
+}
+
+fn report_error(error: &krmgraph_engine::render::RenderError) {
     if error.already_reported() {
         return;
     }
     if error.printed_bare() {
-        eprint!("{error} \n");
+        eprintln!("{error} ");
     } else {
         fail(&error.to_string());
     }

@@ -1,66 +1,95 @@
 //! Go's string formatting where kpt's output depends on it: `%q`
 //! (`strconv.Quote`), used for stderr lines and quoted names in messages.
 
+use std::fmt::Write;
+
 /// `strconv.Quote`: a double-quoted Go string literal, printable characters
 /// kept, everything else escaped.
 pub fn quote(s: &str) -> String {
+    quote_bytes(s.as_bytes())
+}
+
+/// `strconv.Quote` of bytes that may not be valid UTF-8: invalid bytes are
+/// written `\xNN`, as Go does.
+pub fn quote_bytes(s: &[u8]) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
+    let mut rest = s;
+    while !rest.is_empty() {
+        let (c, w) = match decode_rune(rest) {
+            Some(cw) => cw,
+            None => {
+                let _ = write!(out, "\\x{:02x}", rest[0]);
+                rest = &rest[1..];
+                continue;
+            }
+        };
+        rest = &rest[w..];
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            '\u{07}' => out.push_str("\\a"),
-            '\u{08}' => out.push_str("\\b"),
-            '\u{0c}' => out.push_str("\\f"),
+            _ if is_go_print(c) => out.push(c),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            '\u{0b}' => out.push_str("\\v"),
-            c if is_print(c) => out.push(c),
-            c if (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+            '\u{b}' => out.push_str("\\v"),
+            _ => {
+                let r = c as u32;
+                if r < 0x20 || r == 0x7f {
+                    let _ = write!(out, "\\x{r:02x}");
+                } else if r < 0x10000 {
+                    let _ = write!(out, "\\u{r:04x}");
+                } else {
+                    let _ = write!(out, "\\U{r:08x}");
+                }
+            }
         }
     }
     out.push('"');
     out
 }
 
-/// `strconv.Quote` of bytes that may not be valid UTF-8: invalid bytes are
-/// written `\xNN`, as Go does.
-pub fn quote_bytes(b: &[u8]) -> String {
-    match std::str::from_utf8(b) {
-        Ok(s) => quote(s),
-        Err(_) => {
-            let mut out = String::from("\"");
-            for chunk in b.utf8_chunks() {
-                let q = quote(chunk.valid());
-                out.push_str(&q[1..q.len() - 1]);
-                for byte in chunk.invalid() {
-                    out.push_str(&format!("\\x{byte:02x}"));
-                }
-            }
-            out.push('"');
-            out
-        }
+/// Decode one UTF-8 rune as Go does (`None` where Go yields RuneError of
+/// width 1).
+fn decode_rune(s: &[u8]) -> Option<(char, usize)> {
+    let w = match s[0] {
+        0x00..=0x7F => 1,
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => return None,
+    };
+    if s.len() < w {
+        return None;
     }
+    let st = std::str::from_utf8(&s[..w]).ok()?;
+    st.chars().next().map(|c| (c, w))
 }
 
-/// An approximation of Go's `unicode.IsPrint`: graphic characters and the
-/// ASCII space; controls, format characters and Unicode spaces other than
-/// U+0020 are not printable.
-fn is_print(c: char) -> bool {
+/// An approximation of Go's `unicode.IsPrint`: letters, marks, numbers,
+/// punctuation, symbols and the ASCII space. Unassigned code points are
+/// not known here and count as printable.
+fn is_go_print(c: char) -> bool {
     if c == ' ' {
         return true;
     }
     if c.is_control() || c.is_whitespace() {
         return false;
     }
-    !matches!(c as u32,
-        0x00AD | 0x0600..=0x0605 | 0x061C | 0x06DD | 0x070F | 0x180E | 0x200B..=0x200F
-        | 0x202A..=0x202E | 0x2060..=0x206F | 0xD800..=0xDFFF | 0xE000..=0xF8FF | 0xFEFF
-        | 0xFFF9..=0xFFFB | 0xFFFE | 0xFFFF | 0xF0000..=0x10FFFF)
+    let r = c as u32;
+    // Format characters (Cf).
+    let format = matches!(r,
+        0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x890..=0x891 | 0x8E2 | 0x180E
+        | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F
+        | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x13438
+        | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F);
+    // Private use (Co), surrogates (Cs) and noncharacters.
+    let private = matches!(r, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD);
+    let nonchar = (0xFDD0..=0xFDEF).contains(&r) || r & 0xFFFE == 0xFFFE;
+    !(format || private || nonchar)
 }
 
 /// Go's `time.Duration.String()` of a duration truncated to 100ms, as kpt

@@ -11,11 +11,13 @@
 //! - [`krm`]: the KRM checks kpt applies to resources.
 //! - [`fnruntime`]: the function boundary and the `exec:` runtime.
 //! - [`render`]: depth-first hydration and the output modes.
+//! - [`eval`]: `fn eval`, one function over a package or stdin.
 //! - [`event`]: progress events and kpt's progress text.
 //! - [`gostr`], [`fsutil`]: Go string formatting; atomic file writes.
 
 #![deny(missing_docs)]
 
+pub mod eval;
 pub mod event;
 pub mod fnruntime;
 pub mod fsutil;

@@ -68,7 +68,7 @@ pub fn display_path(dir: &Path, root_parent: &Path) -> String {
 pub fn direct_subpackages(dir: &Path) -> Result<Vec<PathBuf>, PackageError> {
     let mut found = Vec::new();
     walk_for_subpackages(dir, &mut found)?;
-    found.sort_by(|a, b| slash_rel(a, dir).cmp(&slash_rel(b, dir)));
+    found.sort_by_key(|p| slash_rel(p, dir));
     Ok(found)
 }
 

@@ -247,6 +247,10 @@ fn emit_throughput() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(7);
+    if let Some(path) = std::env::var_os("EMIT_OUT") {
+        // The stream itself, e.g. to time go-yaml on the same documents.
+        std::fs::write(path, encode(&docs, 0)).unwrap();
+    }
     for reserve in [false, true] {
         measure(&docs, iters, reserve);
     }

@@ -354,6 +354,19 @@ fn event_scenarios_match_go_yaml() {
 }
 
 #[test]
+fn errors_stick() {
+    let mut em = Emitter::new();
+    let err = em
+        .emit(ds(true, None, &[]))
+        .and_then(|_| em.emit(sc("", "", "x", true, true, scalar_style::PLAIN)));
+    assert_eq!(err.unwrap_err().problem, "expected STREAM-START");
+    assert_eq!(
+        em.emit(ss()).unwrap_err().to_string(),
+        "yaml: expected STREAM-START"
+    );
+}
+
+#[test]
 fn emitter_never_panics_on_odd_events() {
     // Events go-yaml's encoder never produces: unknown scalar style, a
     // stray continuation byte, a lone NUL, a value that is only a BOM.

@@ -32,6 +32,10 @@ struct CaseConfig {
     disable_output_truncate: bool,
     skip: bool,
     test_type: String,
+    /// eval cases: the function and its `key=value` arguments.
+    image: String,
+    exec_path: String,
+    args: Vec<String>,
 }
 
 /// The result of one case.
@@ -55,6 +59,14 @@ fn read_config(expected: &Path) -> Result<CaseConfig, String> {
         return Ok(config);
     }
     for pair in root.content.chunks(2) {
+        if pair[0].value == "args" {
+            config.args = pair[1]
+                .content
+                .chunks(2)
+                .map(|kv| format!("{}={}", kv[0].value, kv[1].value))
+                .collect();
+            continue;
+        }
         let (key, value) = (&pair[0].value, pair[1].value.clone());
         let truthy = value == "true";
         match key.as_str() {
@@ -67,6 +79,8 @@ fn read_config(expected: &Path) -> Result<CaseConfig, String> {
             "disableOutputTruncate" => config.disable_output_truncate = truthy,
             "skip" => config.skip = truthy,
             "testType" => config.test_type = value,
+            "image" => config.image = value,
+            "execPath" => config.exec_path = value,
             _ => {}
         }
     }
@@ -111,21 +125,35 @@ fn git(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// A directory holding a `kpt` shim that forwards `kpt fn render|eval` to
-/// krmgraph, for `exec.sh` scripts.
+/// krmgraph (and anything else to the real kpt), for `exec.sh` scripts.
 fn kpt_shim(tmp: &Path) -> PathBuf {
     let dir = tmp.join("shim");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
         "#!/usr/bin/env bash\nif [ \"$1\" = fn ] && [ \"$2\" = render ]; then shift 2; exec {bin} render \"$@\"; fi\n\
          if [ \"$1\" = fn ] && [ \"$2\" = eval ]; then shift 2; exec {bin} fn eval \"$@\"; fi\n\
-         echo \"kpt shim: unsupported command: $*\" >&2; exit 2\n",
-        bin = krmgraph_bin().display()
+         {fallback}",
+        bin = krmgraph_bin().display(),
+        fallback = real_kpt_fallback()
     );
     let path = dir.join("kpt");
     std::fs::write(&path, script).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
+}
+
+/// Commands other than `fn render|eval` (e.g. `kpt pkg init`) are kpt's
+/// own: the shim hands them to the real kpt when it is installed.
+fn real_kpt_fallback() -> String {
+    let real = Command::new("sh")
+        .args(["-c", "command -v kpt"])
+        .output()
+        .ok();
+    match real.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()) {
+        Some(path) if !path.is_empty() => format!("exec {path} \"$@\"\n"),
+        _ => "echo \"kpt shim: kpt is not installed for: $*\" >&2; exit 2\n".to_string(),
+    }
 }
 
 fn run_bash(script: &Path, cwd: &Path, shim: &Path) -> Output {
@@ -142,9 +170,57 @@ fn run_bash(script: &Path, cwd: &Path, shim: &Path) -> Output {
         .expect("bash runs")
 }
 
-fn render_command(pkg: &Path, config: &CaseConfig, results: Option<&Path>) -> Output {
-    let mut cmd = Command::new(krmgraph_bin());
-    cmd.arg("render").arg(pkg);
+/// Which tool renders: krmgraph, or the real kpt when blessing the
+/// project's own cases (their expectations come from kpt, the oracle).
+#[derive(Clone, Copy, PartialEq)]
+enum Tool {
+    Krmgraph,
+    Kpt,
+}
+
+fn render_command(tool: Tool, pkg: &Path, config: &CaseConfig, results: Option<&Path>) -> Output {
+    let mut cmd = match tool {
+        Tool::Krmgraph => {
+            let mut c = Command::new(krmgraph_bin());
+            c.arg("render");
+            c
+        }
+        Tool::Kpt => {
+            let mut c = Command::new("kpt");
+            c.args(["fn", "render"]);
+            c
+        }
+    };
+    if config.test_type == "eval" {
+        cmd = match tool {
+            Tool::Krmgraph => {
+                let mut c = Command::new(krmgraph_bin());
+                c.args(["fn", "eval"]);
+                c
+            }
+            Tool::Kpt => {
+                let mut c = Command::new("kpt");
+                c.args(["fn", "eval"]);
+                c
+            }
+        };
+        cmd.arg(pkg);
+        if !config.image.is_empty() {
+            cmd.arg("--image").arg(&config.image);
+        }
+        if !config.exec_path.is_empty() {
+            cmd.arg("--exec").arg(&config.exec_path);
+        }
+        if let Some(dir) = results {
+            cmd.arg("--results-dir").arg(dir);
+        }
+        if !config.args.is_empty() {
+            cmd.arg("--").args(&config.args);
+        }
+        cmd.current_dir(pkg.parent().unwrap());
+        return cmd.output().expect("the tool runs");
+    }
+    cmd.arg(pkg);
     if let Some(dir) = results {
         cmd.arg("--results-dir").arg(dir);
     }
@@ -179,6 +255,12 @@ fn first_difference(want: &str, got: &str) -> String {
 
 /// Runs one case directory (the one holding `.expected/`).
 fn run_case(case: &Path) -> Outcome {
+    run_case_with(case, Tool::Krmgraph)
+}
+
+/// Runs `case` with `tool`; with [`Tool::Kpt`], writes what kpt produced as
+/// the case's `diff.patch` (and `results.yaml` when the case has one).
+fn run_case_with(case: &Path, tool: Tool) -> Outcome {
     let expected = case.join(".expected");
     let config = match read_config(&expected) {
         Ok(c) => c,
@@ -187,18 +269,18 @@ fn run_case(case: &Path) -> Outcome {
     if config.skip {
         return Outcome::Skip("the case sets `skip: true`".into());
     }
-    if !config.test_type.is_empty() && config.test_type != "render" {
-        return Outcome::Skip(format!(
-            "testType `{}` (kpt fn eval) is not implemented",
-            config.test_type
-        ));
+    if !matches!(config.test_type.as_str(), "" | "render" | "eval") {
+        return Outcome::Skip(format!("testType `{}` is not known", config.test_type));
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     let pkg = tmp.path().join(case.file_name().unwrap());
     if let Err(e) = copy_tree(case, &pkg) {
         return Outcome::Fail(format!("copying the case: {e}"));
     }
-    let shim = kpt_shim(tmp.path());
+    let shim = match tool {
+        Tool::Krmgraph => kpt_shim(tmp.path()),
+        Tool::Kpt => tmp.path().join("no-shim"),
+    };
     git(&pkg, &["init", "-q"]);
     git(&pkg, &["add", "--all"]);
     git(&pkg, &["commit", "-qm", "first", "--allow-empty"]);
@@ -216,7 +298,7 @@ fn run_case(case: &Path) -> Outcome {
         let out = if expected.join("exec.sh").exists() {
             run_bash(&expected.join("exec.sh"), &pkg, &shim)
         } else {
-            render_command(&pkg, &config, results_dir.as_deref())
+            render_command(tool, &pkg, &config, results_dir.as_deref())
         };
         let stderr = sanitize_stderr(&String::from_utf8_lossy(&out.stderr));
         let stdout = String::from_utf8_lossy(&out.stdout).to_string();
@@ -234,6 +316,9 @@ fn run_case(case: &Path) -> Outcome {
                 ))
             });
         }
+        if tool == Tool::Kpt && run == 0 {
+            bless(&expected, results_dir.as_deref());
+        }
         if run == 0 {
             if let Some(failure) =
                 check_first_run(&config, &stderr, &stdout, results_dir.as_deref(), &expected)
@@ -245,6 +330,9 @@ fn run_case(case: &Path) -> Outcome {
         git(&pkg, &["commit", "-qm", "second", "--allow-empty"]);
         let diff =
             String::from_utf8_lossy(&git(&pkg, &["diff", &first, "HEAD"]).stdout).to_string();
+        if tool == Tool::Kpt && run == 0 {
+            std::fs::write(expected.join("diff.patch"), &diff).unwrap();
+        }
         let want = std::fs::read_to_string(expected.join("diff.patch")).unwrap_or_default();
         if diff.trim() != want.trim() {
             return Outcome::Fail(format!(
@@ -261,6 +349,15 @@ fn run_case(case: &Path) -> Outcome {
         }
     }
     Outcome::Pass
+}
+
+/// Writes kpt's `results.yaml` as the case's expectation.
+fn bless(expected: &Path, results_dir: Option<&Path>) {
+    if let Some(dir) = results_dir {
+        if let Ok(results) = std::fs::read(dir.join("results.yaml")) {
+            std::fs::write(expected.join("results.yaml"), results).unwrap();
+        }
+    }
 }
 
 /// A case that failed because it needs a function krmgraph cannot run yet
@@ -351,6 +448,12 @@ fn read_expectations(file: &Path) -> BTreeMap<String, String> {
 fn run_corpus(label: &str, root: &Path, expectations: &BTreeMap<String, String>) -> Vec<String> {
     let (mut passed, mut failed, mut skipped) = (0, 0, 0);
     let mut regressions = Vec::new();
+    let mut report = String::new();
+    let mut println = |line: String| {
+        println!("{line}");
+        report.push_str(&line);
+        report.push('\n');
+    };
     for case in find_cases(root) {
         let name = case
             .strip_prefix(root)
@@ -361,15 +464,15 @@ fn run_corpus(label: &str, root: &Path, expectations: &BTreeMap<String, String>)
         match &outcome {
             Outcome::Pass => {
                 passed += 1;
-                println!("{label}: pass {name}");
+                println(format!("{label}: pass {name}"));
             }
             Outcome::Fail(why) => {
                 failed += 1;
-                println!("{label}: FAIL {name}: {why}");
+                println(format!("{label}: FAIL {name}: {why}"));
             }
             Outcome::Skip(why) => {
                 skipped += 1;
-                println!("{label}: skip {name}: {why}");
+                println(format!("{label}: skip {name}: {why}"));
             }
         }
         let expected_pass = expectations.get(&name).map(String::as_str) == Some("pass");
@@ -377,7 +480,13 @@ fn run_corpus(label: &str, root: &Path, expectations: &BTreeMap<String, String>)
             regressions.push(name);
         }
     }
-    println!("{label}: {passed} passed, {failed} failed, {skipped} skipped");
+    println(format!(
+        "{label}: {passed} passed, {failed} failed, {skipped} skipped"
+    ));
+    // Also kept as a file, so CI can show it without --nocapture.
+    let dir = repo_root().join("target/conformance");
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(dir.join(format!("{}.txt", label.replace('/', "-"))), report);
     regressions
 }
 
@@ -397,6 +506,14 @@ fn project_cases() {
             )
         })
         .collect();
+    if std::env::var("KRMGRAPH_BLESS").as_deref() == Ok("1") {
+        // Expectations come from the real kpt: run each case with kpt and
+        // keep what it wrote.
+        for case in find_cases(&root) {
+            let outcome = run_case_with(&case, Tool::Kpt);
+            println!("blessed with kpt: {} ({outcome:?})", case.display());
+        }
+    }
     let regressions = run_corpus("testdata/render", &root, &all);
     assert!(
         regressions.is_empty(),

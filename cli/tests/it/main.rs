@@ -6,5 +6,6 @@
 mod bad_input;
 mod conformance;
 mod differential;
+mod eval_diff;
 mod kpt_diff;
 mod util;

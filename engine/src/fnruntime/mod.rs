@@ -8,6 +8,7 @@
 //! - [`select`]: selectors, exclusions and merging the output back.
 //! - [`results`]: result items, `results.yaml`, kpt's result text.
 
+pub mod builtin;
 pub mod exec;
 pub mod results;
 pub mod select;
@@ -34,6 +35,9 @@ pub struct RunnerOptions {
     pub image_pull_policy: String,
     /// `--truncate-output`.
     pub truncate_output: bool,
+    /// `--no-builtins`: run every image in a container runtime, never as a
+    /// built-in.
+    pub no_builtins: bool,
 }
 
 impl Default for RunnerOptions {
@@ -43,6 +47,7 @@ impl Default for RunnerOptions {
             allow_network: false,
             image_pull_policy: "IfNotPresent".into(),
             truncate_output: true,
+            no_builtins: false,
         }
     }
 }
@@ -92,6 +97,11 @@ pub struct FunctionRunner {
     pub show_resource_count: bool,
     /// Absolute directory of the package whose pipeline runs it.
     pub package_dir: String,
+    /// Whether images may run as built-ins (`--no-builtins` turns it off).
+    pub use_builtins: bool,
+    /// Whether outputs without a package get `package_dir` (render does
+    /// this; `fn eval` does not).
+    pub set_package_path: bool,
 }
 
 /// Where a run takes its functionConfig from.
@@ -144,6 +154,8 @@ impl FunctionRunner {
             config: function_config(f, package_dir)?,
             show_resource_count: !f.selectors.is_empty() || !f.exclusions.is_empty(),
             package_dir: package_dir.to_string_lossy().into_owned(),
+            use_builtins: !options.no_builtins,
+            set_package_path: true,
         })
     }
 
@@ -230,7 +242,7 @@ impl FunctionRunner {
             }
         };
         let mut output = output;
-        for resource in &mut output {
+        for resource in output.iter_mut().filter(|_| self.set_package_path) {
             if krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
                 krm::set_annotation(
                     resource,
@@ -298,11 +310,32 @@ impl FunctionRunner {
         match &self.kind {
             FunctionKind::Exec(command) => exec::run(command, stdin, exec::DEFAULT_TIMEOUT)
                 .map_err(|e| FnError::Message(e.to_string())),
-            FunctionKind::Image(image) => Err(FnError::Message(format!(
-                "image {image} is not a built-in and no container engine is available"
-            ))),
+            FunctionKind::Image(image) => {
+                match builtin::lookup(image).filter(|_| self.use_builtins) {
+                    Some(b) => Ok((b.run)(stdin)),
+                    None => Err(FnError::Message(format!(
+                        "image {image} is not a built-in and no container engine is available"
+                    ))),
+                }
+            }
         }
     }
+}
+
+/// One mutator inside kyaml's `kio.Pipeline`: the internal-annotation
+/// bookkeeping around the call. An empty output skips reconciliation.
+pub fn run_in_pipeline(
+    runner: &FunctionRunner,
+    input: &mut [Node],
+    config: ConfigSource,
+    ctx: &mut RunContext,
+) -> Result<Vec<Node>, FnError> {
+    let snapshot = kio_pipeline::preprocess_for_internal_annotation_migration(input)
+        .map_err(|e| FnError::Message(e.to_string()))?;
+    let mut output = runner.run(input, config, ctx)?;
+    kio_pipeline::finish_filter(&mut output, &snapshot)
+        .map_err(|e| FnError::Message(e.to_string()))?;
+    Ok(output)
 }
 
 /// kpt's `newFnConfig`: a `configPath` file read from disk (no reader

@@ -230,49 +230,6 @@ pub fn stderr_block(stderr: &str, truncate: bool) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn result_lines_read_like_kpt() {
-        let r = ResultItem {
-            message: "msg from fn".into(),
-            severity: "error".into(),
-            resource_ref: Some(ResourceRef {
-                api_version: "v1".into(),
-                kind: "ConfigMap".into(),
-                name: "x".into(),
-                namespace: "ns".into(),
-            }),
-            field: Some(Field {
-                path: "data.k".into(),
-                ..Field::default()
-            }),
-            ..ResultItem::default()
-        };
-        assert_eq!(r.line(), "[error] v1/ConfigMap/ns/x data.k: msg from fn");
-        let bare = ResultItem {
-            message: "m".into(),
-            ..ResultItem::default()
-        };
-        assert_eq!(bare.line(), "[info]: m");
-    }
-
-    #[test]
-    fn blocks_truncate_after_four_lines() {
-        let block = stderr_block("a\nb\nc\nd\ne\nf", true);
-        assert_eq!(
-            block,
-            "  Stderr:\n    \"a\"\n    \"b\"\n    \"c\"\n    \"d\"\n    ...(2 line(s) truncated, use '--truncate-output=false' to disable)\n"
-        );
-        assert_eq!(
-            stderr_block("a warning\n", true),
-            "  Stderr:\n    \"a warning\"\n    \"\"\n"
-        );
-    }
-}
-
 /// A Go string as go-yaml marshals a struct field: literal style when it has
 /// a newline, double-quoted when a plain scalar would read as another type
 /// (or as a YAML 1.1 bool like `yes`), plain otherwise.
@@ -454,4 +411,47 @@ pub fn result_list_node(items: &[FnResult], exit_code: i32) -> Node {
     }
     push(&mut root, "items", list);
     root
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_lines_read_like_kpt() {
+        let r = ResultItem {
+            message: "msg from fn".into(),
+            severity: "error".into(),
+            resource_ref: Some(ResourceRef {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                name: "x".into(),
+                namespace: "ns".into(),
+            }),
+            field: Some(Field {
+                path: "data.k".into(),
+                ..Field::default()
+            }),
+            ..ResultItem::default()
+        };
+        assert_eq!(r.line(), "[error] v1/ConfigMap/ns/x data.k: msg from fn");
+        let bare = ResultItem {
+            message: "m".into(),
+            ..ResultItem::default()
+        };
+        assert_eq!(bare.line(), "[info]: m");
+    }
+
+    #[test]
+    fn blocks_truncate_after_four_lines() {
+        let block = stderr_block("a\nb\nc\nd\ne\nf", true);
+        assert_eq!(
+            block,
+            "  Stderr:\n    \"a\"\n    \"b\"\n    \"c\"\n    \"d\"\n    ...(2 line(s) truncated, use '--truncate-output=false' to disable)\n"
+        );
+        assert_eq!(
+            stderr_block("a warning\n", true),
+            "  Stderr:\n    \"a warning\"\n    \"\"\n"
+        );
+    }
 }

@@ -267,23 +267,7 @@ fn truncate_bytes(s: &str, n: usize) -> &str {
     &s[..end]
 }
 
-/// Go's `%#v` of a string: a double-quoted Go string literal.
+/// Go's `%#v` of a string (the same as `%q`).
 pub fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    crate::gostr::quote(s)
 }

@@ -107,30 +107,7 @@ pub fn check_config_path_syntax(path: &str) -> Result<(), &'static str> {
 
 /// Go's `path.Clean` for slash paths.
 pub fn clean_path(path: &str) -> String {
-    if path.is_empty() {
-        return ".".to_string();
-    }
-    let rooted = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|p| *p != "..") {
-                    parts.pop();
-                } else if !rooted {
-                    parts.push("..");
-                }
-            }
-            p => parts.push(p),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".to_string(),
-        (false, false) => joined,
-    }
+    crate::kyaml::gopath::clean(path)
 }
 
 /// Whether `image` is a valid image reference (the docker reference

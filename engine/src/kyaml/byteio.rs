@@ -213,7 +213,7 @@ fn is_wrapper(node: &Node) -> bool {
         && (rnode::field(node, "items").is_some() || rnode::field(node, "functionConfig").is_some())
 }
 
-fn unwrap_list(node: Node, out: &mut ReadOutput) {
+fn unwrap_list(mut node: Node, out: &mut ReadOutput) {
     let meta = rnode::get_meta(&node).unwrap_or_default();
     out.wrapping_kind = meta.kind;
     out.wrapping_api_version = meta.api_version;
@@ -223,9 +223,11 @@ fn unwrap_list(node: Node, out: &mut ReadOutput) {
     if let Some(results) = rnode::field_value(&node, "results") {
         out.results = Some(results.clone());
     }
-    if let Some(items) = rnode::field_value(&node, "items") {
+    // The list is dropped afterwards, so its items move out rather than
+    // being copied.
+    if let Some(items) = rnode::field_value_mut(&mut node, "items") {
         out.nodes
-            .extend(rnode::y_node(items).content.iter().cloned());
+            .extend(std::mem::take(&mut rnode::y_node_mut(items).content));
     }
 }
 

@@ -512,7 +512,7 @@ fn resolve(short: &str, value: &str) -> Result<Option<GoValue>, String> {
                 None => (tag::STR, Some(GoValue::Str(value.as_bytes().to_vec()))),
             }
         }
-        Resolved::Timestamp | Resolved::Str | Resolved::Merge => {
+        Resolved::Timestamp | Resolved::Str => {
             (tag::STR, Some(GoValue::Str(value.as_bytes().to_vec())))
         }
         Resolved::Null => (tag::NULL, None),
@@ -520,11 +520,6 @@ fn resolve(short: &str, value: &str) -> Result<Option<GoValue>, String> {
         Resolved::Int(i) => (tag::INT, Some(GoValue::Int(i))),
         Resolved::Uint(u) => (tag::INT, Some(GoValue::Uint(u))),
         Resolved::Float(f) => (tag::FLOAT, Some(GoValue::Float(f))),
-    };
-    let rtag = if matches!(resolve_plain(value), Resolved::Merge) {
-        tag::MERGE
-    } else {
-        rtag
     };
     if short.is_empty() || short == rtag {
         return Ok(out);
@@ -886,7 +881,7 @@ fn format_float(f: f64) -> Result<String, String> {
 
 /// Go's `%#v` of a string (for duplicate-key errors).
 fn go_quote(s: &str) -> String {
-    format!("{s:?}")
+    crate::gostr::quote(s)
 }
 
 #[cfg(test)]

@@ -25,25 +25,38 @@ pub fn finish(
 ) -> Result<Vec<u8>, RenderError> {
     adjust_rel_paths(&mut resources, root_dir)?;
     attribute(&mut resources);
-    match &options.output {
+    write_output(&resources, &options.output, root_dir, &hydrator.input_files)
+}
+
+/// Writes `resources` (paths relative to `root_dir`) as `output` asks:
+/// in place (then deleting the `input_files` no resource is written to),
+/// as a ResourceList or plain YAML for stdout (returned), or into a new
+/// directory. Shared by `render` and `fn eval`.
+pub(crate) fn write_output(
+    resources: &[Node],
+    output: &Output,
+    root_dir: &Path,
+    input_files: &BTreeSet<String>,
+) -> Result<Vec<u8>, RenderError> {
+    match output {
         Output::InPlace => {
             let output_files: BTreeSet<String> = resources
                 .iter()
                 .map(|r| clean_path(&krm::path_of(r)))
                 .collect();
-            let files = pkgio::render_files(&resources, &writer_options(root_dir))
+            let files = pkgio::render_files(resources, &writer_options(root_dir))
                 .map_err(|e| RenderError::Message(e.to_string()))?;
             check_writable(root_dir, files.keys())?;
             pkgio::write_files(root_dir, &files)
                 .map_err(|e| RenderError::Message(e.to_string()))?;
-            for stale in hydrator.input_files.difference(&output_files) {
+            for stale in input_files.difference(&output_files) {
                 remove_all(&root_dir.join(stale))?;
             }
             Ok(Vec::new())
         }
-        Output::Stdout => wrapped(&resources),
+        Output::Stdout => wrapped(resources),
         Output::Unwrap => {
-            let nodes = reread(&wrapped(&resources)?)?;
+            let nodes = reread(&wrapped(resources)?)?;
             byteio::ByteWriter {
                 clear_annotations: vec![
                     kioutil::INDEX_ANNOTATION.into(),
@@ -57,7 +70,7 @@ pub fn finish(
             .map_err(|e| RenderError::Message(e.to_string()))
         }
         Output::Dir(dir) => {
-            let nodes = reread(&wrapped(&resources)?)?;
+            let nodes = reread(&wrapped(resources)?)?;
             let files = pkgio::render_files(&nodes, &writer_options(dir))
                 .map_err(|e| RenderError::Message(e.to_string()))?;
             std::fs::create_dir_all(dir).map_err(|e| {
@@ -196,12 +209,12 @@ fn remove_all(path: &Path) -> Result<(), RenderError> {
     })
 }
 
-/// Writes `results.yaml` when `--results-dir` is set.
+/// Writes `results.yaml` into `results_dir` (`--results-dir`), if set.
 pub fn save_results(
-    options: &RenderOptions,
+    results_dir: Option<&Path>,
     ctx: &RunContext,
 ) -> Result<Option<PathBuf>, RenderError> {
-    let Some(dir) = &options.results_dir else {
+    let Some(dir) = results_dir else {
         return Ok(None);
     };
     let node = result_list_node(&ctx.results, ctx.exit_code);

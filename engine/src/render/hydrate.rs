@@ -14,7 +14,7 @@ use crate::fnruntime::{
 };
 use crate::kptfile::validate::{clean_path, ValidateError};
 use crate::kptfile::{Function, KptfileError};
-use crate::kyaml::{kio_pipeline, kioutil, pkgio};
+use crate::kyaml::{kioutil, pkgio};
 use crate::package::{direct_subpackages, Package};
 use crate::yaml::Node;
 
@@ -130,7 +130,8 @@ impl<'a> Hydrator<'a> {
                 },
                 None => ConfigSource::Runner,
             };
-            let output = run_in_pipeline(runner, &mut selected_nodes, config, ctx)?;
+            let output =
+                crate::fnruntime::run_in_pipeline(runner, &mut selected_nodes, config, ctx)?;
             self.executed += 1;
             input = if uses_selection {
                 merge_with_input(output, &selected, input)
@@ -162,22 +163,6 @@ impl<'a> Hydrator<'a> {
         }
         Ok(())
     }
-}
-
-/// One mutator inside kyaml's `kio.Pipeline`: the internal-annotation
-/// bookkeeping around the call. An empty output skips reconciliation.
-fn run_in_pipeline(
-    runner: &FunctionRunner,
-    input: &mut [Node],
-    config: ConfigSource,
-    ctx: &mut RunContext,
-) -> Result<Vec<Node>, RenderError> {
-    let snapshot = kio_pipeline::preprocess_for_internal_annotation_migration(input)
-        .map_err(|e| RenderError::Message(e.to_string()))?;
-    let mut output = runner.run(input, config, ctx)?;
-    kio_pipeline::finish_filter(&mut output, &snapshot)
-        .map_err(|e| RenderError::Message(e.to_string()))?;
-    Ok(output)
 }
 
 /// The index of the resource a mutator's `configPath` names: the one of

@@ -9,7 +9,7 @@
 //! files whose resources are gone → save `results.yaml`. On any failure
 //! nothing is written or deleted.
 
-mod finish;
+pub(crate) mod finish;
 mod hydrate;
 
 use std::path::{Path, PathBuf};
@@ -181,7 +181,7 @@ pub fn render(
     let hydrated = hydrator.hydrate(&root_pkg, &mut ctx);
     let result =
         hydrated.and_then(|resources| finish::finish(resources, &hydrator, &root_dir, options));
-    let results_file = match finish::save_results(options, &ctx) {
+    let results_file = match finish::save_results(options.results_dir.as_deref(), &ctx) {
         Ok(file) => file,
         Err(e) => {
             return Err(RenderFailure {

@@ -2,99 +2,17 @@
 //! oracle (`tools/yamlv3-oracle`, go-yaml v3 built with `oracle_dump.go`):
 //! one line per scanner token, one line per parser event, and the decoded
 //! node tree per document. Tests compare these with the oracle's output
-//! line for line. Includes [`go_quote`], Go's `%q` formatting.
+//! line for line, quoting with [`crate::gostr::quote_bytes`] (Go's `%q`).
 
 use std::fmt::Write as _;
+
+use crate::gostr::quote_bytes;
 
 use super::decode::Decoder;
 use super::event::{Event, EventType, Mark};
 use super::node::{Kind, Node};
 use super::parser::Parser;
 use super::token::{Token, TokenType};
-
-/// Go's `%q` (`strconv.Quote`) of a byte string: printable characters kept,
-/// `\n`, `\t`, `\"`, `\\` and friends escaped, `\xNN` for invalid bytes and
-/// ASCII controls, `\uNNNN` / `\UNNNNNNNN` for other non-printable runes.
-pub fn go_quote(s: &[u8]) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    let mut rest = s;
-    while !rest.is_empty() {
-        let (c, w) = match decode_rune(rest) {
-            Some(cw) => cw,
-            None => {
-                let _ = write!(out, "\\x{:02x}", rest[0]);
-                rest = &rest[1..];
-                continue;
-            }
-        };
-        rest = &rest[w..];
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            _ if is_go_print(c) => out.push(c),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            _ => {
-                let r = c as u32;
-                if r < 0x20 || r == 0x7f {
-                    let _ = write!(out, "\\x{r:02x}");
-                } else if r < 0x10000 {
-                    let _ = write!(out, "\\u{r:04x}");
-                } else {
-                    let _ = write!(out, "\\U{r:08x}");
-                }
-            }
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Decode one UTF-8 rune as Go does (`None` where Go yields RuneError of
-/// width 1).
-fn decode_rune(s: &[u8]) -> Option<(char, usize)> {
-    let w = match s[0] {
-        0x00..=0x7F => 1,
-        0xC2..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF4 => 4,
-        _ => return None,
-    };
-    if s.len() < w {
-        return None;
-    }
-    let st = std::str::from_utf8(&s[..w]).ok()?;
-    st.chars().next().map(|c| (c, w))
-}
-
-/// An approximation of Go's `unicode.IsPrint`: letters, marks, numbers,
-/// punctuation, symbols and the ASCII space. Unassigned code points are
-/// not known here and count as printable.
-fn is_go_print(c: char) -> bool {
-    if c == ' ' {
-        return true;
-    }
-    if c.is_control() || c.is_whitespace() {
-        return false;
-    }
-    let r = c as u32;
-    // Format characters (Cf).
-    let format = matches!(r,
-        0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x890..=0x891 | 0x8E2 | 0x180E
-        | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2064 | 0x2066..=0x206F
-        | 0xFEFF | 0xFFF9..=0xFFFB | 0x110BD | 0x110CD | 0x13430..=0x13438
-        | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0001 | 0xE0020..=0xE007F);
-    // Private use (Co), surrogates (Cs) and noncharacters.
-    let private = matches!(r, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD);
-    let nonchar = (0xFDD0..=0xFDEF).contains(&r) || r & 0xFFFE == 0xFFFE;
-    !(format || private || nonchar)
-}
 
 fn marks(start: Mark, end: Mark) -> String {
     format!(
@@ -107,8 +25,8 @@ fn error_line(p: &Parser) -> String {
     format!(
         "ERROR {} problem={} context={} problem_mark={}:{} context_mark={}:{}\n",
         p.error as i32,
-        go_quote(p.problem.as_bytes()),
-        go_quote(p.context.as_bytes()),
+        quote_bytes(p.problem.as_bytes()),
+        quote_bytes(p.context.as_bytes()),
         p.problem_mark.line,
         p.problem_mark.column,
         p.context_mark.line,
@@ -130,9 +48,9 @@ pub fn dump_tokens(input: &[u8]) -> String {
             b,
             "{} value={} suffix={} prefix={} style={} {}",
             t.typ.name(),
-            go_quote(&t.value),
-            go_quote(&t.suffix),
-            go_quote(&t.prefix),
+            quote_bytes(&t.value),
+            quote_bytes(&t.suffix),
+            quote_bytes(&t.prefix),
             t.style,
             marks(t.start_mark, t.end_mark)
         );
@@ -157,13 +75,13 @@ pub fn dump_events(input: &[u8]) -> String {
         }
         b.push_str(e.typ.name());
         if !e.anchor.is_empty() {
-            let _ = write!(b, " anchor={}", go_quote(&e.anchor));
+            let _ = write!(b, " anchor={}", quote_bytes(&e.anchor));
         }
         if !e.tag.is_empty() {
-            let _ = write!(b, " tag={}", go_quote(&e.tag));
+            let _ = write!(b, " tag={}", quote_bytes(&e.tag));
         }
         if e.typ == EventType::Scalar {
-            let _ = write!(b, " value={}", go_quote(&e.value));
+            let _ = write!(b, " value={}", quote_bytes(&e.value));
         }
         let _ = write!(
             b,
@@ -177,7 +95,7 @@ pub fn dump_events(input: &[u8]) -> String {
             ("tail", &e.tail_comment),
         ] {
             if !c.is_empty() {
-                let _ = write!(b, " {name}={}", go_quote(c));
+                let _ = write!(b, " {name}={}", quote_bytes(c));
             }
         }
         let _ = writeln!(b, " {}", marks(e.start_mark, e.end_mark));
@@ -212,16 +130,16 @@ pub fn dump_node(out: &mut String, n: &Node, depth: usize) {
             "{} style={} tag={}",
             kind_name(n.kind),
             n.style.0,
-            go_quote(n.tag.as_bytes())
+            quote_bytes(n.tag.as_bytes())
         );
         if !n.anchor.is_empty() {
-            let _ = write!(out, " anchor={}", go_quote(n.anchor.as_bytes()));
+            let _ = write!(out, " anchor={}", quote_bytes(n.anchor.as_bytes()));
         }
         if n.kind == Kind::Scalar {
-            let _ = write!(out, " value={}", go_quote(n.value.as_bytes()));
+            let _ = write!(out, " value={}", quote_bytes(n.value.as_bytes()));
         }
         if n.kind == Kind::Alias {
-            let _ = write!(out, " alias={}", go_quote(n.value.as_bytes()));
+            let _ = write!(out, " alias={}", quote_bytes(n.value.as_bytes()));
         }
         for (name, c) in [
             ("head", &n.head_comment),
@@ -229,7 +147,7 @@ pub fn dump_node(out: &mut String, n: &Node, depth: usize) {
             ("foot", &n.foot_comment),
         ] {
             if !c.is_empty() {
-                let _ = write!(out, " {name}={}", go_quote(c.as_bytes()));
+                let _ = write!(out, " {name}={}", quote_bytes(c.as_bytes()));
             }
         }
         let _ = writeln!(out, " @{}:{}", n.line, n.column);

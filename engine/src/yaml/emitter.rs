@@ -150,6 +150,9 @@ pub struct Emitter {
     /// kyaml's patch: sequences inside mappings are not indented.
     pub(crate) compact_sequence_indent: bool,
 
+    /// The error that stopped the emitter (Go's `error` and `problem`).
+    pub(crate) error: Option<EmitError>,
+
     /// The output (Go's `output_buffer`; the working buffer is gone).
     pub(crate) out: Vec<u8>,
 
@@ -220,6 +223,7 @@ impl Emitter {
     pub fn new() -> Emitter {
         Emitter {
             compact_sequence_indent: false,
+            error: None,
             out: Vec::new(),
             canonical: false,
             best_indent: 0,
@@ -390,8 +394,22 @@ impl Emitter {
 
     // ---- the event queue ----
 
-    /// `yaml_emitter_emit`: queue an event and process what can be.
-    pub fn emit(&mut self, mut event: Event) -> Result<(), EmitError> {
+    /// `yaml_emitter_emit`: queue an event and process what can be. After
+    /// an error every call fails with it again (go-yaml keeps the failed
+    /// event at the head of its queue and fails on it again).
+    pub fn emit(&mut self, event: Event) -> Result<(), EmitError> {
+        if let Some(err) = &self.error {
+            return Err(err.clone());
+        }
+        let result = self.emit_event(event);
+        if let Err(err) = &result {
+            self.error = Some(err.clone());
+        }
+        result
+    }
+
+    /// `yaml_emitter_emit` proper.
+    fn emit_event(&mut self, mut event: Event) -> EmitResult {
         if self.events.is_empty()
             && !matches!(
                 event.typ,

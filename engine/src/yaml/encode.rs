@@ -315,7 +315,7 @@ impl Encoder {
                 if stag == tag::STR && node.style.is_non_plain_scalar() {
                     tag = "";
                 } else {
-                    let rtag = go_resolve_tag(&node.value);
+                    let rtag = resolve_tag(&node.value);
                     if rtag == stag {
                         tag = "";
                     } else if stag == tag::STR {
@@ -495,17 +495,6 @@ fn is_zero(node: &Node) -> bool {
         && node.foot_comment.is_empty()
         && node.line == 0
         && node.column == 0
-}
-
-/// go-yaml's `resolve("", value)` tag. `<<` has no resolve-table hint in
-/// go-yaml, so `resolve` calls it `!!str` (only the decoder tags a plain
-/// `<<` as `!!merge`); [`resolve_tag`] answers `!!merge`, which would drop
-/// the tag go-yaml writes (`!!merge <<: *base`).
-fn go_resolve_tag(value: &str) -> &'static str {
-    if value == "<<" {
-        return tag::STR;
-    }
-    resolve_tag(value)
 }
 
 /// An implicit DOCUMENT-START.

@@ -21,8 +21,6 @@ pub enum Resolved {
     Float(f64),
     /// `!!timestamp` (kept as text).
     Timestamp,
-    /// `!!merge` (the `<<` key).
-    Merge,
     /// `!!str`.
     Str,
 }
@@ -36,7 +34,6 @@ impl Resolved {
             Resolved::Int(_) | Resolved::Uint(_) => tag::INT,
             Resolved::Float(_) => tag::FLOAT,
             Resolved::Timestamp => tag::TIMESTAMP,
-            Resolved::Merge => tag::MERGE,
             Resolved::Str => tag::STR,
         }
     }
@@ -61,7 +58,8 @@ pub fn resolve_plain(value: &str) -> Resolved {
             .or_else(|| parse_go_float(value).map(Resolved::Float))
             .unwrap_or(Resolved::Str),
         b'+' | b'-' | b'0'..=b'9' => lookup(value).unwrap_or_else(|| resolve_number(value)),
-        b'<' => lookup(value).unwrap_or(Resolved::Str),
+        // `<<` has no resolve-table hint in go-yaml, so it resolves as a
+        // string; only the decoder tags a plain `<<` key `!!merge`.
         _ => Resolved::Str,
     }
 }
@@ -75,7 +73,6 @@ fn lookup(value: &str) -> Option<Resolved> {
         ".nan" | ".NaN" | ".NAN" => Resolved::Float(f64::NAN),
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => Resolved::Float(f64::INFINITY),
         "-.inf" | "-.Inf" | "-.INF" => Resolved::Float(f64::NEG_INFINITY),
-        "<<" => Resolved::Merge,
         _ => return None,
     })
 }
@@ -118,7 +115,7 @@ fn parse_radix(digits: &str, radix: u32, negative: bool) -> Option<Resolved> {
     let magnitude = u64::from_str_radix(digits, radix).ok()?;
     if negative {
         if magnitude <= i64::MAX as u64 + 1 {
-            return Some(Resolved::Int((magnitude as i128 * -1) as i64));
+            return Some(Resolved::Int((-(magnitude as i128)) as i64));
         }
         return None;
     }
@@ -158,7 +155,7 @@ fn go_parse_int_base0(s: &str) -> Option<Resolved> {
 
 /// go-yaml's `yamlStyleFloat`:
 /// `^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`.
-fn is_yaml_style_float(s: &str) -> bool {
+pub fn is_yaml_style_float(s: &str) -> bool {
     let b = s.as_bytes();
     let mut i = 0;
     if i < b.len() && (b[i] == b'-' || b[i] == b'+') {
@@ -393,7 +390,7 @@ mod tests {
             ("2001-12-14T21:59:43+25:00", "!!str"),
             ("1.2.3", "!!str"),
             ("-", "!!str"),
-            ("<<", "!!merge"),
+            ("<<", "!!str"),
             ("nginx:1.2", "!!str"),
             ("8080", "!!int"),
         ];

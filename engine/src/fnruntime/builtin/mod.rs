@@ -1,0 +1,126 @@
+//! The `builtin` runtime: catalog functions run in process, no container.
+//!
+//! An image reference (`gcr.io/kpt-fn/set-namespace:v0.1.3`, the short form
+//! `set-namespace:v0.1.3`, `gcr.io/kpt-functions/no-op`, ...) resolves to a
+//! [`Builtin`] when krmgraph has one for that name and tag. A built-in has
+//! exactly the interface of a function process — the ResourceList bytes in,
+//! the output bytes, stderr and an exit code out — so it crosses the same
+//! function boundary as `exec:` and container functions (ids, comment and
+//! order restoration, default paths, invariants). Inside, it reads and
+//! writes the ResourceList the way the original (Go, kyaml-based) function
+//! does ([`framework`]), which reproduces the original's formatting side
+//! effects.
+//!
+//! One file per function family, each exporting its `BUILTINS` (with the
+//! image tags each answers for); [`REGISTRY`] lists the families.
+
+pub mod drop_comments;
+pub mod framework;
+pub mod no_op;
+
+use super::exec::ProcessOutput;
+
+/// A built-in function: the ResourceList bytes in, the process result out.
+pub type RunFn = fn(input: &[u8]) -> ProcessOutput;
+
+/// One built-in: the catalog name, which tags it implements, and its code.
+#[derive(Clone, Copy)]
+pub struct Builtin {
+    /// Image path without registry or tag, e.g. `set-namespace`.
+    pub name: &'static str,
+    /// Registry prefix, e.g. `gcr.io/kpt-fn/`.
+    pub registry: &'static str,
+    /// Tags this implementation answers for; `*` matches any tag (and no
+    /// tag).
+    pub tags: &'static [&'static str],
+    /// The behaviour version that enters cache keys: bump it whenever the
+    /// output for some input changes.
+    pub version: &'static str,
+    /// The functionConfig kinds it accepts, for `krmgraph fn list`.
+    pub config_kinds: &'static [&'static str],
+    /// The function.
+    pub run: RunFn,
+}
+
+impl std::fmt::Debug for Builtin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Builtin({}{}@{})",
+            self.registry, self.name, self.version
+        )
+    }
+}
+
+/// Every family of built-ins, in `krmgraph fn list` order. Each function
+/// file exports its entries as `BUILTINS`.
+pub static REGISTRY: &[&[Builtin]] = &[BASE];
+
+/// The demo and identity functions.
+static BASE: &[Builtin] = &[
+    Builtin {
+        name: "no-op",
+        registry: "gcr.io/kpt-functions/",
+        tags: &["*"],
+        version: "1",
+        config_kinds: &[],
+        run: no_op::run,
+    },
+    Builtin {
+        name: "drop-comments",
+        registry: "gcr.io/kpt-fn-demo/",
+        tags: &["*"],
+        version: "1",
+        config_kinds: &[],
+        run: drop_comments::run,
+    },
+];
+
+/// Every built-in.
+pub fn all() -> impl Iterator<Item = &'static Builtin> {
+    REGISTRY.iter().flat_map(|family| family.iter())
+}
+
+/// Splits a resolved image reference into registry+name and tag.
+fn split_image(image: &str) -> (&str, &str) {
+    let image = image.split('@').next().unwrap_or(image);
+    match image.rfind(':') {
+        Some(i) if !image[i..].contains('/') => (&image[..i], &image[i + 1..]),
+        _ => (image, ""),
+    }
+}
+
+/// The built-in for a resolved image reference, if krmgraph has one.
+pub fn lookup(image: &str) -> Option<&'static Builtin> {
+    let (path, tag) = split_image(image);
+    all().find(|b| {
+        path.strip_prefix(b.registry) == Some(b.name)
+            && b.tags.iter().any(|t| *t == "*" || *t == tag)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_images_to_builtins() {
+        assert_eq!(
+            lookup("gcr.io/kpt-functions/no-op").map(|b| b.name),
+            Some("no-op")
+        );
+        assert_eq!(
+            lookup("gcr.io/kpt-fn-demo/drop-comments:v0.1").map(|b| b.name),
+            Some("drop-comments")
+        );
+        assert!(lookup("gcr.io/kpt-fn/not-a-builtin:v1").is_none());
+        assert_eq!(
+            split_image("localhost:5000/a/b:v1"),
+            ("localhost:5000/a/b", "v1")
+        );
+        assert_eq!(
+            split_image("localhost:5000/a/b"),
+            ("localhost:5000/a/b", "")
+        );
+    }
+}
