@@ -193,7 +193,9 @@ fn report_error(error: &krmgraph_engine::render::RenderError) {
     if error.already_reported() {
         return;
     }
-    if error.printed_bare() {
+    if error.printed_lowercase() {
+        eprintln!("error: {error}");
+    } else if error.printed_bare() {
         eprintln!("{error} ");
     } else {
         fail(&error.to_string());

@@ -107,6 +107,32 @@ pub fn run_tool(
     args: &[&str],
     stdin: Option<&[u8]>,
 ) -> Rendered {
+    run_tool_env(tool, work, pkg, subcommand, args, stdin, &[])
+}
+
+/// [`render_with`] with extra environment variables for the tool.
+pub fn render_with_env(
+    tool: &str,
+    work: &Path,
+    pkg: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Rendered {
+    run_tool_env(tool, work, pkg, Subcommand::Render, args, None, env)
+}
+
+/// [`run_tool`] with extra environment variables for the tool. A
+/// `<work>/<tool>/out` directory left by `-o out` is part of the result
+/// (its files as `<out>/<path>`).
+pub fn run_tool_env(
+    tool: &str,
+    work: &Path,
+    pkg: &Path,
+    subcommand: Subcommand,
+    args: &[&str],
+    stdin: Option<&[u8]>,
+    env: &[(&str, &str)],
+) -> Rendered {
     let base = work.join(tool);
     let _ = std::fs::remove_dir_all(&base);
     let dest = base.join(pkg.file_name().unwrap());
@@ -146,7 +172,7 @@ pub fn run_tool(
     {
         cmd.arg(&dest);
     }
-    cmd.args(&args).current_dir(&base);
+    cmd.args(&args).current_dir(&base).envs(env.iter().copied());
     let out = match stdin {
         None => run(&mut cmd),
         Some(bytes) => {
@@ -168,6 +194,9 @@ pub fn run_tool(
         }
     }
     let mut files = read_tree(&dest);
+    for (rel, bytes) in read_tree(&base.join("out")) {
+        files.insert(format!("<out>/{rel}"), bytes);
+    }
     if let Ok(results) = std::fs::read(base.join("results/results.yaml")) {
         files.insert(
             "<results.yaml>".into(),

@@ -3,8 +3,10 @@
 //! Tests that need the real `kpt` binary skip with a printed reason when it
 //! is missing, and fail instead when `KRMGRAPH_REQUIRE_KPT=1` is set (CI).
 
+mod bad_input;
 mod builtins_setters;
 mod conformance;
+mod differential;
 mod eval_diff;
 mod kpt_diff;
 mod util;

@@ -124,7 +124,13 @@ fn parse_item(node: &Node) -> ResultItem {
         severity: text(node, "severity"),
         resource_ref: field(node, "resourceRef").map(|r| {
             let meta = field(r, "metadata");
-            let from_meta = |key: &str| meta.map(|m| text(m, key)).unwrap_or_default();
+            // kpt lifts the legacy `metadata` fields as their YAML text,
+            // quotes included (`name: "abc"` becomes `'"abc"'`).
+            let from_meta = |key: &str| {
+                meta.and_then(|m| field(m, key))
+                    .map(source_text)
+                    .unwrap_or_default()
+            };
             let or_meta = |key: &str| {
                 let direct = text(r, key);
                 if direct.is_empty() {
@@ -142,10 +148,13 @@ fn parse_item(node: &Node) -> ResultItem {
         }),
         field: field(node, "field").map(|f| Field {
             path: text(f, "path"),
-            current_value: field(f, "currentValue").cloned(),
-            proposed_value: field(f, "proposedValue")
-                .or_else(|| field(f, "suggestedValue"))
-                .cloned(),
+            current_value: field(f, "currentValue").map(go_value),
+            // A legacy `suggestedValue` reaches kpt's results as a kyaml
+            // RNode struct, which go-yaml marshals as `match: []`.
+            proposed_value: match field(f, "suggestedValue") {
+                Some(_) => Some(rnode_struct()),
+                None => field(f, "proposedValue").map(go_value),
+            },
         }),
         file: field(node, "file").map(|f| File {
             path: text(f, "path"),
@@ -161,6 +170,111 @@ fn parse_item(node: &Node) -> ResultItem {
                     .collect()
             })
             .unwrap_or_default(),
+    }
+}
+
+/// A scalar as its YAML text (kyaml's `RNode.String()`, trimmed).
+fn source_text(node: &Node) -> String {
+    if node.kind != Kind::Scalar || node.style == crate::yaml::node::Style::NONE {
+        return node.value.clone();
+    }
+    let mut bare = node.clone();
+    bare.head_comment.clear();
+    bare.line_comment.clear();
+    bare.foot_comment.clear();
+    crate::yaml::encode::to_string(&bare, 2, true)
+        .map(|t| t.trim_end_matches('\n').to_string())
+        .unwrap_or_else(|_| node.value.clone())
+}
+
+/// `match: []`: how go-yaml marshals a `*yaml.RNode` struct.
+fn rnode_struct() -> Node {
+    let mut m = Node::mapping();
+    let mut empty = Node::sequence();
+    empty.style = crate::yaml::node::Style::FLOW;
+    push(&mut m, "match", empty);
+    m
+}
+
+/// A YAML value as go-yaml unmarshals it into `interface{}` and marshals
+/// it back: strings quoted as Go marshals them, numbers in Go's format,
+/// maps with sorted keys, no comments, block style.
+pub fn go_value(node: &Node) -> Node {
+    use crate::yaml::node::short_tag;
+    use crate::yaml::resolve::{resolve_plain, Resolved};
+    match node.kind {
+        Kind::Mapping => {
+            let mut pairs: Vec<(&Node, &Node)> = node
+                .content
+                .chunks(2)
+                .filter(|p| p.len() == 2)
+                .map(|p| (&p[0], &p[1]))
+                .collect();
+            pairs.sort_by(|a, b| a.0.value.cmp(&b.0.value));
+            let mut m = Node::mapping();
+            for (k, v) in pairs {
+                m.content.push(go_value(k));
+                m.content.push(go_value(v));
+            }
+            m
+        }
+        Kind::Sequence => {
+            let mut seq = Node::sequence();
+            seq.content = node.content.iter().map(go_value).collect();
+            seq
+        }
+        _ => {
+            let tag = short_tag(&node.tag).into_owned();
+            let plain = |text: String, tag: &str| {
+                let mut n = Node::string(text);
+                n.tag = tag.to_string();
+                n
+            };
+            if tag != "!!str" && !node.style.is_non_plain_scalar() {
+                match resolve_plain(&node.value) {
+                    Resolved::Null => return plain("null".into(), "!!null"),
+                    Resolved::Bool(b) => return plain(b.to_string(), "!!bool"),
+                    Resolved::Int(i) => return plain(i.to_string(), "!!int"),
+                    Resolved::Uint(u) => return plain(u.to_string(), "!!int"),
+                    Resolved::Float(f) => return plain(go_format_float(f), "!!float"),
+                    Resolved::Timestamp | Resolved::Str => {}
+                }
+            }
+            go_string_node(&node.value)
+        }
+    }
+}
+
+/// go-yaml's float marshaling: `strconv.FormatFloat(f, 'g', -1, 64)`, and
+/// `.inf`, `-.inf`, `.nan`.
+fn go_format_float(f: f64) -> String {
+    if f.is_nan() {
+        return ".nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        };
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    // Shortest round-trip digits, then Go's %g layout (exponent form when
+    // the exponent is < -4 or >= 6 for shortest formatting).
+    let e = format!("{f:e}");
+    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if exp < -4 || exp >= 6 {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        format!("{f}")
     }
 }
 
@@ -325,22 +439,6 @@ fn push_str(map: &mut Node, key: &str, value: &str) {
     }
 }
 
-/// Strips positions and comments from a value copied out of a function's
-/// output, so it encodes as go-yaml encodes an `interface{}`.
-fn plain_value(node: &Node) -> Node {
-    let mut n = node.clone();
-    fn strip(n: &mut Node) {
-        n.head_comment.clear();
-        n.line_comment.clear();
-        n.foot_comment.clear();
-        n.line = 0;
-        n.column = 0;
-        n.content.iter_mut().for_each(strip);
-    }
-    strip(&mut n);
-    n
-}
-
 fn result_item_node(item: &ResultItem) -> Node {
     let mut m = Node::mapping();
     push_str(&mut m, "message", &item.message);
@@ -357,10 +455,10 @@ fn result_item_node(item: &ResultItem) -> Node {
         let mut fm = Node::mapping();
         push_str(&mut fm, "path", &f.path);
         if let Some(v) = &f.current_value {
-            push(&mut fm, "currentValue", plain_value(v));
+            push(&mut fm, "currentValue", v.clone());
         }
         if let Some(v) = &f.proposed_value {
-            push(&mut fm, "proposedValue", plain_value(v));
+            push(&mut fm, "proposedValue", v.clone());
         }
         push(&mut m, "field", fm);
     }
@@ -409,7 +507,10 @@ pub fn result_list_node(items: &[FnResult], exit_code: i32) -> Node {
         }
         list.content.push(m);
     }
-    push(&mut root, "items", list);
+    // `items` is `omitempty` in kpt's FunctionResultList.
+    if !list.content.is_empty() {
+        push(&mut root, "items", list);
+    }
     root
 }
 
@@ -440,6 +541,21 @@ mod tests {
             ..ResultItem::default()
         };
         assert_eq!(bare.line(), "[info]: m");
+    }
+
+    #[test]
+    fn floats_like_go_yaml() {
+        for (f, want) in [
+            (1.0, "1"),
+            (1e3, "1000"),
+            (123456.0, "123456"),
+            (1234567.0, "1.234567e+06"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (1.5, "1.5"),
+        ] {
+            assert_eq!(go_format_float(f), want, "{f}");
+        }
     }
 
     #[test]

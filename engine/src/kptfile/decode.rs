@@ -175,10 +175,13 @@ impl<'a> Decoder<'a> {
                 Value::Str(s) => s,
                 _ => String::new(),
             };
-            if let Value::Str(v) = self.decode(value, &Ty::Str("string")) {
-                entries.retain(|(k, _)| *k != key_text);
-                entries.push((key_text, v));
-            }
+            // go-yaml stores a null value as the zero value, "".
+            let v = match self.decode(value, &Ty::Str("string")) {
+                Value::Str(v) => v,
+                _ => String::new(),
+            };
+            entries.retain(|(k, _)| *k != key_text);
+            entries.push((key_text, v));
         }
         Value::StrMap(entries)
     }

@@ -38,6 +38,24 @@ pub(crate) fn write_output(
     root_dir: &Path,
     input_files: &BTreeSet<String>,
 ) -> Result<Vec<u8>, RenderError> {
+    write_output_unclassified(resources, output, root_dir, input_files).map_err(|e| {
+        let message = match e {
+            RenderError::Message(m) => m,
+            other => other.to_string(),
+        };
+        match output {
+            Output::InPlace => RenderError::Save(message),
+            _ => RenderError::Output(message),
+        }
+    })
+}
+
+fn write_output_unclassified(
+    resources: &[Node],
+    output: &Output,
+    root_dir: &Path,
+    input_files: &BTreeSet<String>,
+) -> Result<Vec<u8>, RenderError> {
     match output {
         Output::InPlace => {
             let output_files: BTreeSet<String> = resources

@@ -82,6 +82,12 @@ pub enum RenderError {
     /// files).
     #[error(transparent)]
     Read(#[from] crate::kyaml::KyamlError),
+    /// Writing the rendered files in place failed; nothing was written.
+    #[error("failed to save resources: {0}")]
+    Save(String),
+    /// Writing `-o stdout|unwrap|DIR` output failed.
+    #[error("{0}")]
+    Output(String),
     /// Anything else, with kpt's message.
     #[error("{0}")]
     Message(String),
@@ -135,6 +141,12 @@ impl RenderError {
         }
     }
 
+    /// Whether kpt reports the error from its command layer, as
+    /// `error: <message>` (write failures after a successful hydration).
+    pub fn printed_lowercase(&self) -> bool {
+        matches!(self, RenderError::Save(_) | RenderError::Output(_))
+    }
+
     /// Whether kpt prints the message bare, without `Error: ` (Kptfile
     /// validation errors).
     pub fn printed_bare(&self) -> bool {
@@ -179,29 +191,40 @@ pub fn render(
     };
     let mut hydrator = hydrate::Hydrator::new(&root_dir, &root_parent, &options.runner);
     let hydrated = hydrator.hydrate(&root_pkg, &mut ctx);
-    let result =
-        hydrated.and_then(|resources| finish::finish(resources, &hydrator, &root_dir, options));
-    let results_file = match finish::save_results(options.results_dir.as_deref(), &ctx) {
-        Ok(file) => file,
-        Err(e) => {
+    let save = |ctx: &RunContext| finish::save_results(options.results_dir.as_deref(), ctx);
+    let resources = match hydrated {
+        Ok(resources) => resources,
+        Err(error) => {
+            let results_file = save(&ctx)?;
             return Err(RenderFailure {
-                error: e,
-                results_file: None,
-            })
+                error,
+                results_file,
+            });
         }
     };
-    match result {
-        Ok(stdout) => Ok(RenderOutcome {
-            functions: hydrator.executed,
-            packages: hydrator.packages,
-            stdout,
-            results_file,
-        }),
-        Err(error) => Err(RenderFailure {
-            error,
-            results_file,
-        }),
-    }
+    // kpt saves results after writing in place (and not at all when the
+    // write fails), but before writing other outputs.
+    let (stdout, results_file) = if options.output == Output::InPlace {
+        let stdout = finish::finish(resources, &hydrator, &root_dir, options)?;
+        (stdout, save(&ctx)?)
+    } else {
+        let results_file = save(&ctx)?;
+        match finish::finish(resources, &hydrator, &root_dir, options) {
+            Ok(stdout) => (stdout, results_file),
+            Err(error) => {
+                return Err(RenderFailure {
+                    error,
+                    results_file,
+                })
+            }
+        }
+    };
+    Ok(RenderOutcome {
+        functions: hydrator.executed,
+        packages: hydrator.packages,
+        stdout,
+        results_file,
+    })
 }
 
 /// An absolute, lexically cleaned path (Go's `filepath.Abs`), without

@@ -1,0 +1,610 @@
+//! Bad inputs: one test per way a package or a function can be broken.
+//!
+//! Each test builds the same tree twice (one copy per tool), renders it with
+//! krmgraph and, when kpt runs here, with kpt, and asserts:
+//! * krmgraph's exit code (1, or kpt's where kpt does not fail);
+//! * an error naming the file (and the line for YAML) or the function;
+//! * krmgraph's normalised stderr equals kpt's (where kpt runs);
+//! * EVERY file of the tree untouched: bytes, symlink targets, modes and
+//!   mtimes of files and directories, compared before/after.
+//!
+//! Without kpt the krmgraph assertions still run; the comparison is skipped
+//! (or the test fails under `KRMGRAPH_REQUIRE_KPT=1`).
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+use crate::differential::python_dir;
+use crate::kpt_diff::normalise;
+use crate::util::{kpt_available, krmgraph_bin, repo_root};
+
+/// One entry of a tree snapshot.
+#[derive(Debug, PartialEq, Eq)]
+enum Entry {
+    File {
+        bytes: Vec<u8>,
+        mode: u32,
+        mtime: SystemTime,
+    },
+    Dir {
+        mode: u32,
+        mtime: SystemTime,
+    },
+    Link {
+        target: PathBuf,
+    },
+}
+
+/// Everything under `dir` (relative path → entry), without following links.
+fn snapshot(dir: &Path) -> BTreeMap<String, Entry> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            let mode = meta.permissions().mode();
+            let e = if meta.file_type().is_symlink() {
+                Entry::Link {
+                    target: std::fs::read_link(&path).unwrap(),
+                }
+            } else if meta.is_dir() {
+                stack.push(path.clone());
+                Entry::Dir {
+                    mode,
+                    mtime: meta.modified().unwrap(),
+                }
+            } else {
+                Entry::File {
+                    bytes: std::fs::read(&path).unwrap_or_default(),
+                    mode,
+                    mtime: meta.modified().unwrap(),
+                }
+            };
+            out.insert(rel, e);
+        }
+    }
+    out
+}
+
+/// Sets the mtime of every file and directory under `dir` (not links) to a
+/// fixed past time, so any rewrite shows.
+fn age(dir: &Path) {
+    let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    let mut paths = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+            if !meta.file_type().is_symlink() {
+                paths.push(entry.path());
+            }
+        }
+    }
+    // directories last: setting a file's time does not touch its directory
+    paths.push(dir.to_path_buf());
+    paths.sort_by_key(|p| std::fs::symlink_metadata(p).unwrap().is_dir());
+    for p in paths {
+        let f = std::fs::File::open(&p).unwrap();
+        f.set_modified(old).unwrap();
+    }
+}
+
+/// The differences between two snapshots, one line each.
+fn changes(before: &BTreeMap<String, Entry>, after: &BTreeMap<String, Entry>) -> Vec<String> {
+    let mut out = vec![];
+    for (k, v) in before {
+        match after.get(k) {
+            None => out.push(format!("deleted: {k}")),
+            Some(w) if w != v => out.push(format!("changed: {k}")),
+            _ => {}
+        }
+    }
+    for k in after.keys() {
+        if !before.contains_key(k) {
+            out.push(format!("created: {k}"));
+        }
+    }
+    out
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn kptfile(name: &str, pipeline: &str) -> String {
+    format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n{pipeline}")
+}
+
+fn configmap(name: &str) -> String {
+    // the blank line makes every render rewrite the file
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n\ndata:\n  k: v\n")
+}
+
+/// A root package `pkg` (with `pipeline`) holding `a.yaml` and a
+/// subpackage `sub` with `b.yaml`.
+fn base_tree(pkg: &Path, pipeline: &str) {
+    write(&pkg.join("Kptfile"), &kptfile("pkg", pipeline));
+    write(&pkg.join("a.yaml"), &configmap("a"));
+    write(&pkg.join("sub/Kptfile"), &kptfile("sub", ""));
+    write(&pkg.join("sub/b.yaml"), &configmap("b"));
+}
+
+fn exec_pipeline(exec: &str) -> String {
+    format!("pipeline:\n  mutators:\n  - exec: {exec}\n")
+}
+
+fn function(name: &str) -> String {
+    repo_root()
+        .join("testdata/functions")
+        .join(name)
+        .to_string_lossy()
+        .to_string()
+}
+
+/// What one tool did to its copy of the tree.
+#[derive(Debug)]
+struct Outcome {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    /// Changes to the tree (empty = untouched).
+    changes: Vec<String>,
+    /// The tree afterwards (paths relative to the tool's dir: `pkg/...`).
+    after: BTreeMap<String, Entry>,
+}
+
+impl Outcome {
+    /// The bytes of the file at `rel` afterwards.
+    fn file(&self, rel: &str) -> Option<&[u8]> {
+        match self.after.get(rel) {
+            Some(Entry::File { bytes, .. }) => Some(bytes),
+            _ => None,
+        }
+    }
+
+    /// Files and links afterwards, without modes and times.
+    fn contents(&self) -> BTreeMap<&String, String> {
+        self.after
+            .iter()
+            .filter_map(|(k, v)| match v {
+                Entry::File { bytes, .. } => Some((k, String::from_utf8_lossy(bytes).to_string())),
+                Entry::Link { target } => Some((k, format!("-> {}", target.display()))),
+                Entry::Dir { .. } => None,
+            })
+            .collect()
+    }
+}
+
+/// How to run the tools.
+#[derive(Default, Clone)]
+struct Runner {
+    /// Extra environment (PATH for the Python functions).
+    env: Vec<(String, String)>,
+    /// Run as this user id (with `setpriv`), for permission tests as root.
+    as_user: Option<u32>,
+}
+
+impl Runner {
+    /// Builds the tree with `build(<base>/<tool>/pkg)` and renders it with
+    /// `tool` (`"kpt"` or `"krmgraph"`), cwd `<base>/<tool>`.
+    fn run(&self, tool: &str, base: &Path, build: &dyn Fn(&Path), args: &[&str]) -> Outcome {
+        let root = base.join(tool);
+        std::fs::create_dir_all(&root).unwrap();
+        if self.as_user.is_some() {
+            std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        let pkg = root.join("pkg");
+        build(&pkg);
+        if pkg.exists() {
+            age(&pkg);
+        }
+        let before = snapshot(&root);
+        let mut argv: Vec<String> = vec![];
+        if let Some(uid) = self.as_user {
+            let uid = uid.to_string();
+            argv.extend(
+                [
+                    "setpriv",
+                    "--reuid",
+                    &uid,
+                    "--regid",
+                    &uid,
+                    "--clear-groups",
+                ]
+                .map(String::from),
+            );
+        }
+        if tool == "kpt" {
+            argv.extend(["kpt", "fn", "render"].map(String::from));
+        } else {
+            argv.extend([
+                krmgraph_bin().to_string_lossy().to_string(),
+                "render".to_string(),
+            ]);
+        }
+        argv.push(pkg.to_string_lossy().to_string());
+        argv.extend(args.iter().map(|a| a.to_string()));
+        let out = Command::new(&argv[0])
+            .args(&argv[1..])
+            .current_dir(&root)
+            .env("HOME", &root)
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .output()
+            .expect("the tool runs");
+        let after = snapshot(&root);
+        Outcome {
+            code: out.status.code().unwrap_or(-1),
+            stdout: normalise(&String::from_utf8_lossy(&out.stdout), &root),
+            stderr: normalise(&String::from_utf8_lossy(&out.stderr), &root),
+            changes: changes(&before, &after),
+            after,
+        }
+    }
+
+    /// Renders with krmgraph and, when kpt runs here, with kpt.
+    fn both(&self, test: &str, build: &dyn Fn(&Path), args: &[&str]) -> (Option<Outcome>, Outcome) {
+        let tmp = tempfile::tempdir().unwrap();
+        if self.as_user.is_some() {
+            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let ours = self.run("krmgraph", tmp.path(), build, args);
+        let kpt = if kpt_available(test) {
+            Some(self.run("kpt", tmp.path(), build, args))
+        } else {
+            None
+        };
+        println!(
+            "{test}: krmgraph exit {} stderr:\n{}",
+            ours.code, ours.stderr
+        );
+        if let Some(k) = &kpt {
+            println!("{test}: kpt exit {} stderr:\n{}", k.code, k.stderr);
+        }
+        // keep the temp dir alive until both ran
+        drop(tmp);
+        (kpt, ours)
+    }
+}
+
+/// The common assertions: krmgraph exits `code`, leaves the tree untouched,
+/// says every one of `needles`; kpt (if it ran) does the same, with the
+/// same stderr.
+fn assert_failure(kpt: Option<Outcome>, ours: Outcome, needles: &[&str]) {
+    assert_eq!(
+        ours.code, 1,
+        "krmgraph must exit 1; stderr:\n{}",
+        ours.stderr
+    );
+    assert!(
+        ours.changes.is_empty(),
+        "krmgraph touched the tree: {:?}",
+        ours.changes
+    );
+    for n in needles {
+        assert!(
+            ours.stderr.contains(n),
+            "krmgraph's error does not mention {n:?}:\n{}",
+            ours.stderr
+        );
+    }
+    if let Some(kpt) = kpt {
+        assert_eq!(kpt.code, 1, "kpt exit code (stderr:\n{})", kpt.stderr);
+        assert!(
+            kpt.changes.is_empty(),
+            "kpt touched the tree: {:?}",
+            kpt.changes
+        );
+        assert_same_error(&ours.stderr, &kpt.stderr);
+        assert_eq!(ours.stdout, kpt.stdout, "stdout differs from kpt's");
+    }
+}
+
+/// krmgraph's stderr is kpt's, byte for byte, optionally followed by a
+/// source snippet (krmgraph points at the YAML error after kpt's line;
+/// the snippet starts with a blank line).
+fn assert_same_error(ours: &str, kpt: &str) {
+    let extra = ours.strip_prefix(kpt);
+    assert!(
+        extra.is_some_and(|e| e.is_empty() || e.starts_with('\n')),
+        "stderr must start with kpt's:\n--- kpt\n{kpt}\n--- krmgraph\n{ours}"
+    );
+}
+
+#[test]
+fn malformed_yaml_in_subpackage_resource() {
+    let build = |pkg: &Path| {
+        base_tree(pkg, "");
+        write(
+            &pkg.join("sub/bad.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: [unclosed\n  j: v\n",
+        );
+    };
+    let (kpt, ours) = Runner::default().both("malformed_yaml_in_subpackage_resource", &build, &[]);
+    // kpt: Error: <ROOT>/pkg/sub/bad.yaml: MalformedYAMLError: yaml: line 5: did not find expected ',' or ']'
+    assert_failure(kpt, ours, &["pkg/sub/bad.yaml", "line 5"]);
+}
+
+#[test]
+fn malformed_json_in_subpackage() {
+    let build = |pkg: &Path| {
+        base_tree(pkg, "");
+        write(&pkg.join("sub/bad.json"), "{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\",\n \"metadata\": {\"name\": \"j\"},\n \"data\": {\"k\": \"v\",}\n");
+    };
+    let (kpt, ours) = Runner::default().both("malformed_json_in_subpackage", &build, &[]);
+    // kpt: Error: <ROOT>/pkg/sub/bad.json: MalformedYAMLError: yaml: line 3: did not find expected ',' or '}'
+    assert_failure(kpt, ours, &["pkg/sub/bad.json", "line 3"]);
+}
+
+#[test]
+fn broken_kptfile_in_subpackage() {
+    let build = |pkg: &Path| {
+        base_tree(pkg, "");
+        write(
+            &pkg.join("sub/Kptfile"),
+            &kptfile("sub", "pipeline:\n  mutators:\n  - image: x\n  bogus\n"),
+        );
+    };
+    let (kpt, ours) = Runner::default().both("broken_kptfile_in_subpackage", &build, &[]);
+    // kpt: Error: Kptfile at "<ROOT>/pkg/sub" can't be read.\n\nDetails:\nyaml: line 8: could not find expected ':'
+    assert_failure(kpt, ours, &["pkg/sub", "Kptfile", "line 8"]);
+}
+
+#[test]
+fn function_exits_non_zero() {
+    let exec = format!("{} 3 2", function("fail.sh"));
+    let build = |pkg: &Path| base_tree(pkg, &exec_pipeline(&exec));
+    let (kpt, ours) = Runner::default().both("function_exits_non_zero", &build, &["--allow-exec"]);
+    assert_failure(
+        kpt,
+        ours,
+        &[
+            &format!("[FAIL] \"{exec}\""),
+            "Exit code: 3",
+            "fail.sh: problem 2 of 2",
+        ],
+    );
+}
+
+#[test]
+fn function_writes_garbage() {
+    let exec = function("garbage.sh");
+    let build = |pkg: &Path| base_tree(pkg, &exec_pipeline(&exec));
+    let (kpt, ours) = Runner::default().both("function_writes_garbage", &build, &["--allow-exec"]);
+    // kpt: [FAIL] "<fn>" in 0s\nError: MalformedYAMLError: yaml: mapping values are not allowed in this context
+    assert_failure(
+        kpt,
+        ours,
+        &[&format!("[FAIL] \"{exec}\""), "MalformedYAMLError"],
+    );
+}
+
+/// kpt reads an empty function output as an empty ResourceList: every
+/// resource is deleted, so every resource file is pruned (kpt-render.md
+/// §2.4.1 item 11), exit 0. krmgraph must do the same, not fail.
+#[test]
+fn function_writes_nothing_deletes_everything() {
+    let exec = function("empty-output.sh");
+    let build = |pkg: &Path| base_tree(pkg, &exec_pipeline(&exec));
+    let (kpt, ours) = Runner::default().both(
+        "function_writes_nothing_deletes_everything",
+        &build,
+        &["--allow-exec"],
+    );
+    let expected = [
+        "deleted: pkg/Kptfile",
+        "deleted: pkg/a.yaml",
+        "deleted: pkg/sub/Kptfile",
+        "deleted: pkg/sub/b.yaml",
+    ];
+    let mut ours_changes = ours.changes.clone();
+    ours_changes.retain(|c| !c.starts_with("changed: pkg/sub") && c != "changed: pkg");
+    assert_eq!(ours.code, 0, "krmgraph exit code; stderr:\n{}", ours.stderr);
+    assert_eq!(
+        ours_changes, expected,
+        "krmgraph must prune every resource file (all changes: {:?})",
+        ours.changes
+    );
+    assert!(
+        matches!(ours.after.get("pkg/sub"), Some(Entry::Dir { .. })),
+        "the emptied directory stays"
+    );
+    if let Some(kpt) = kpt {
+        assert_eq!(kpt.code, 0);
+        assert_eq!(ours.changes, kpt.changes, "changes differ from kpt's");
+        assert_eq!(ours.stderr, kpt.stderr, "stderr differs from kpt's");
+    }
+}
+
+#[test]
+fn generated_path_escapes_package() {
+    let pydir = match python_dir() {
+        Ok(d) => d,
+        Err(why) => {
+            if std::env::var("KRMGRAPH_REQUIRE_KPT").as_deref() == Ok("1") {
+                panic!("generated_path_escapes_package: {why}");
+            }
+            eprintln!("skipping generated_path_escapes_package: {why}");
+            return;
+        }
+    };
+    let runner = Runner {
+        env: vec![(
+            "PATH".into(),
+            format!(
+                "{}:{}",
+                pydir.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )],
+        as_user: None,
+    };
+    let exec = format!("{} ConfigMap:x@../x.yaml", function("generate.py"));
+    let build = |pkg: &Path| base_tree(pkg, &exec_pipeline(&exec));
+    let (kpt, ours) = runner.both("generated_path_escapes_package", &build, &["--allow-exec"]);
+    // kpt: Error: function must not modify resources outside of package: resource has path ../x.yaml
+    assert_failure(kpt, ours, &["../x.yaml", "outside of package"]);
+}
+
+/// Resource-file symlinks in a loop (`x.yaml -> y.yaml -> x.yaml`): kpt
+/// opens them (it follows file links) and fails naming the file.
+#[test]
+fn symlink_loop_of_resource_files() {
+    let build = |pkg: &Path| {
+        base_tree(pkg, "");
+        std::os::unix::fs::symlink("y.yaml", pkg.join("sub/x.yaml")).unwrap();
+        std::os::unix::fs::symlink("x.yaml", pkg.join("sub/y.yaml")).unwrap();
+    };
+    let (kpt, ours) = Runner::default().both("symlink_loop_of_resource_files", &build, &[]);
+    // kpt: Error: <ROOT>/pkg/sub/x.yaml: open <ROOT>/pkg/sub/x.yaml: too many levels of symbolic links
+    assert_failure(
+        kpt,
+        ours,
+        &["pkg/sub/x.yaml", "too many levels of symbolic links"],
+    );
+}
+
+/// Directory symlinks in a loop (`a -> b`, `b -> a`) are not an error for
+/// kpt: it never follows directory links, renders normally and exits 0.
+/// krmgraph must not loop or fail either, and must leave the links alone.
+#[test]
+fn symlink_loop_of_directories_is_skipped() {
+    let build = |pkg: &Path| {
+        base_tree(pkg, "");
+        std::os::unix::fs::symlink("b", pkg.join("sub/a")).unwrap();
+        std::os::unix::fs::symlink("a", pkg.join("sub/b")).unwrap();
+        std::os::unix::fs::symlink(".", pkg.join("self")).unwrap();
+    };
+    let (kpt, ours) = Runner::default().both("symlink_loop_of_directories_is_skipped", &build, &[]);
+    assert_eq!(ours.code, 0, "krmgraph exit code; stderr:\n{}", ours.stderr);
+    assert_eq!(
+        ours.after.get("pkg/sub/a"),
+        Some(&Entry::Link { target: "b".into() })
+    );
+    assert_eq!(
+        ours.after.get("pkg/self"),
+        Some(&Entry::Link { target: ".".into() })
+    );
+    let rendered = String::from_utf8_lossy(ours.file("pkg/a.yaml").unwrap_or_default()).to_string();
+    assert!(
+        !rendered.is_empty() && !rendered.contains("\n\n"),
+        "a.yaml was rendered (blank line dropped):\n{rendered}"
+    );
+    if let Some(kpt) = kpt {
+        assert_eq!(kpt.code, 0);
+        assert_eq!(ours.stderr, kpt.stderr, "stderr differs from kpt's");
+        assert_eq!(ours.contents(), kpt.contents(), "rendered trees differ");
+    }
+}
+
+/// A read-only file that the render rewrites (`m.yaml`, mode 0444).
+///
+/// INTENDED DIFFERENCE: kpt writes the files in Go map order and fails at
+/// the read-only one (`error: failed to save resources: open <ROOT>/pkg/m.yaml:
+/// permission denied`, exit 1) after rewriting an unpredictable subset of
+/// the others, leaving a half-rendered tree. krmgraph checks that it can
+/// write every file before writing any, and fails naming the file with the
+/// tree untouched. So only kpt's exit code is compared.
+///
+/// Root ignores mode bits, so as root both tools run as `nobody` (setpriv).
+#[test]
+fn read_only_file_fails_before_writing() {
+    let as_user = if is_root() {
+        let usable = Command::new("setpriv")
+            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+            .arg(krmgraph_bin())
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !usable {
+            eprintln!(
+                "skipping read_only_file_fails_before_writing: root, and `setpriv` cannot run krmgraph as nobody"
+            );
+            return;
+        }
+        Some(65534)
+    } else {
+        None
+    };
+    let build = |pkg: &Path| {
+        base_tree(pkg, "");
+        write(&pkg.join("m.yaml"), &configmap("m"));
+        write(&pkg.join("z.yaml"), &configmap("z"));
+        open_up(pkg);
+        std::fs::set_permissions(pkg.join("m.yaml"), std::fs::Permissions::from_mode(0o444))
+            .unwrap();
+    };
+    let runner = Runner {
+        env: vec![],
+        as_user,
+    };
+    let (kpt, ours) = runner.both("read_only_file_fails_before_writing", &build, &[]);
+    assert_eq!(
+        ours.code, 1,
+        "krmgraph must exit 1; stderr:\n{}",
+        ours.stderr
+    );
+    assert!(
+        ours.changes.is_empty(),
+        "krmgraph touched the tree: {:?}",
+        ours.changes
+    );
+    assert!(
+        ours.stderr.contains("<ROOT>/pkg/m.yaml"),
+        "krmgraph's error must name m.yaml:\n{}",
+        ours.stderr
+    );
+    if let Some(kpt) = kpt {
+        assert_eq!(kpt.code, 1, "kpt exit code; stderr:\n{}", kpt.stderr);
+        assert!(
+            kpt.stderr
+                .contains("open <ROOT>/pkg/m.yaml: permission denied"),
+            "kpt:\n{}",
+            kpt.stderr
+        );
+    }
+}
+
+#[test]
+fn package_path_does_not_exist() {
+    let build = |_: &Path| {};
+    let (kpt, ours) = Runner::default().both("package_path_does_not_exist", &build, &[]);
+    // kpt: error: lstat <ROOT>/pkg: no such file or directory
+    assert_failure(kpt, ours, &["<ROOT>/pkg", "no such file or directory"]);
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Makes every directory 0777 and file 0666 under `dir` (and `dir`), so
+/// another user can render it.
+fn open_up(dir: &Path) {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+        if meta.is_dir() {
+            open_up(&entry.path());
+        } else if meta.is_file() {
+            std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o666)).unwrap();
+        }
+    }
+}
