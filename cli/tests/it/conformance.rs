@@ -454,12 +454,20 @@ fn run_corpus(label: &str, root: &Path, expectations: &BTreeMap<String, String>)
         report.push_str(&line);
         report.push('\n');
     };
+    // `KRMGRAPH_CASES=a,b` runs only cases whose name contains one of the
+    // words (to iterate on a few cases).
+    let only: Vec<String> = std::env::var("KRMGRAPH_CASES")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
     for case in find_cases(root) {
         let name = case
             .strip_prefix(root)
             .unwrap()
             .to_string_lossy()
             .to_string();
+        if !only.is_empty() && !only.iter().any(|w| name.contains(w.as_str())) {
+            continue;
+        }
         let outcome = run_case(&case);
         match &outcome {
             Outcome::Pass => {
@@ -521,10 +529,25 @@ fn project_cases() {
     );
 }
 
+/// kpt's own e2e cases (`KRMGRAPH_CONFORMANCE_DIR`, CI:
+/// `../shared/conformance/kpt-fn-render`).
 #[test]
 fn corpus_cases() {
-    let Ok(dir) = std::env::var("KRMGRAPH_CONFORMANCE_DIR") else {
-        eprintln!("skipping corpus_cases: KRMGRAPH_CONFORMANCE_DIR is not set");
+    run_corpus_from_env("KRMGRAPH_CONFORMANCE_DIR");
+}
+
+/// The functions catalog's examples (`KRMGRAPH_CATALOG_DIR`, CI:
+/// `../shared/conformance/catalog-examples`).
+#[test]
+fn catalog_cases() {
+    run_corpus_from_env("KRMGRAPH_CATALOG_DIR");
+}
+
+/// Runs the corpus the variable names, held to
+/// `testdata/conformance/<corpus dir name>.expected`.
+fn run_corpus_from_env(var: &str) {
+    let Ok(dir) = std::env::var(var) else {
+        eprintln!("skipping the corpus in {var}: the variable is not set");
         return;
     };
     let root = PathBuf::from(dir);
