@@ -1,18 +1,45 @@
 #!/usr/bin/env bash
 # Renders the same generated monorepo with `kpt fn render` and with
-# `krmgraph render`, using the same `exec:` identity function, checks that
-# both wrote identical trees, and prints wall time, peak memory and the
-# ratio. Usage: benches/compare-kpt.sh [fanout depth resources]
+# `krmgraph render`, checks that both wrote identical trees, and prints wall
+# time, peak memory and the ratio.
+#
+# Usage: benches/compare-kpt.sh [--builtins] [fanout depth resources]
 # (default 4 4 20: 341 packages, 6,820 resources).
+#
+# Default: every Kptfile runs the same `exec: cat` identity function in
+# both tools. With --builtins: every Kptfile runs set-namespace and
+# set-labels; krmgraph runs them built in (`image: ...`), kpt runs the same
+# built-ins as processes (`exec: krmgraph fn run <image>`), which is the
+# fastest way kpt can run them here (no registry, so no container). The
+# kpt tree's Kptfiles are spelled back to `image:` before comparing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+builtins=
+if [ "${1:-}" = --builtins ]; then builtins=1; shift; fi
 fanout=${1:-4} depth=${2:-4} resources=${3:-20}
+namespace_image=${NAMESPACE_IMAGE:-gcr.io/kpt-fn/set-namespace:v0.1.3}
+labels_image=${LABELS_IMAGE:-gcr.io/kpt-fn/set-labels:v0.1.4}
 cargo build --release -q -p krmgraph -p krmgraph-benches
+krmgraph=$PWD/target/release/krmgraph
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-target/release/gen-monorepo "$work/src" --fanout "$fanout" --depth "$depth" --resources "$resources" --fn '- exec: cat'
-cp -r "$work/src" "$work/kpt"
-cp -r "$work/src" "$work/krmgraph"
+
+gen() { # out, function items...
+  local out=$1; shift
+  local args=()
+  for f in "$@"; do args+=(--fn "$f"); done
+  target/release/gen-monorepo "$out" --fanout "$fanout" --depth "$depth" --resources "$resources" "${args[@]}"
+}
+# A function as each tool names it: $1 is "image: " or "exec: ... fn run ".
+ns_item() { printf -- '- %s%s\n      configMap:\n        namespace: prod' "$1" "$namespace_image"; }
+labels_item() { printf -- '- %s%s\n      configMap:\n        tier: backend\n        team: platform' "$1" "$labels_image"; }
+if [ -n "$builtins" ]; then
+  gen "$work/krmgraph" "$(ns_item "image: ")" "$(labels_item "image: ")" >/dev/null
+  gen "$work/kpt" "$(ns_item "exec: $krmgraph fn run ")" "$(labels_item "exec: $krmgraph fn run ")"
+else
+  gen "$work/kpt" '- exec: cat'
+  cp -r "$work/kpt" "$work/krmgraph"
+fi
 
 measure() { # label, command...
   local label=$1; shift
@@ -22,8 +49,11 @@ measure() { # label, command...
   printf '%-9s %8.2f s  %8.1f MB peak\n' "$label" "$secs" "$(echo "$kb/1024" | bc -l)"
 }
 measure kpt kpt fn render "$work/kpt" --allow-exec
-measure krmgraph target/release/krmgraph render "$work/krmgraph" --allow-exec
-diff -r "$work/kpt" "$work/krmgraph" >/dev/null && echo "outputs: identical" || { echo "outputs DIFFER"; exit 1; }
+measure krmgraph "$krmgraph" render "$work/krmgraph" --allow-exec
+if [ -n "$builtins" ]; then
+  find "$work/kpt" -name Kptfile -exec sed -i "s|exec: $krmgraph fn run |image: |" {} +
+fi
+diff -r "$work/kpt" "$work/krmgraph" >/dev/null && echo "outputs: identical" || { echo "outputs DIFFER"; diff -r "$work/kpt" "$work/krmgraph" | head -20; exit 1; }
 read -r kpt_s kpt_kb <"$work/kpt.time"
 read -r krm_s krm_kb <"$work/krmgraph.time"
 printf 'speed-up: %.1fx   memory: %.0f%% of kpt\n' "$(echo "$kpt_s/$krm_s" | bc -l)" "$(echo "100*$krm_kb/$kpt_kb" | bc -l)"
