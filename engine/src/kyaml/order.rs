@@ -16,8 +16,7 @@ use crate::yaml::{Kind, Node};
 
 /// `SyncOrder(from, to)`.
 pub fn sync_order(from: &Node, to: &mut Node) -> Result<()> {
-    let from_copy = from.clone();
-    sync(&from_copy, to).map_err(|e| KyamlError::SyncOrder(e.to_string()))?;
+    sync(from, to).map_err(|e| KyamlError::SyncOrder(e.to_string()))?;
     rearrange_head_comment_of_seq_node(y_node_mut(to));
     Ok(())
 }

@@ -389,6 +389,20 @@ pub struct ResourceMeta {
     pub annotations: BTreeMap<String, String>,
 }
 
+/// `apiVersion` and `kind` as [`get_meta`] reads them, without copying
+/// the rest of the metadata (the walker asks for every node's type).
+pub fn type_meta(node: &Node) -> (&str, &str) {
+    if is_missing_or_null(Some(node)) {
+        return ("", "");
+    }
+    let value = |name: &str| {
+        field(node, name)
+            .filter(|f| !is_nil_or_empty(Some(f.value)))
+            .map_or("", |f| get_value(Some(f.value)))
+    };
+    (value(API_VERSION_FIELD), value(KIND_FIELD))
+}
+
 /// `RNode.GetMeta`. A null document has empty metadata; a node with none of
 /// `apiVersion`, `kind`, `metadata` (including any non-mapping) is
 /// [`KyamlError::MissingMetadata`]. Duplicate keys: the first wins.
@@ -740,41 +754,70 @@ pub fn sync_map_nodes_order(from: &Node, to: &mut Node) {
     let (Ok(from_fields), Ok(mut to_fields)) = (fields(from), fields(to)) else {
         return;
     };
-    let root = y_node(to);
-    let mut content = Vec::with_capacity(root.content.len());
-    let mut push = |name: &str| {
-        if let Some(f) = field(root, name) {
-            content.push(f.key.clone());
-            content.push(f.value.clone());
-        }
-    };
+    let mut order = Vec::with_capacity(to_fields.len());
     for name in &from_fields {
         if let Some(pos) = to_fields.iter().position(|n| n == name) {
-            push(name);
-            to_fields.remove(pos);
+            order.push(to_fields.remove(pos));
         }
     }
-    for name in &to_fields {
-        push(name);
-    }
+    order.append(&mut to_fields);
+    let root = y_node_mut(to);
+    let content = reorder_fields(root, &order);
     let reordered = Node {
         kind: root.kind,
         style: root.style,
-        tag: root.tag.clone(),
-        anchor: root.anchor.clone(),
-        head_comment: root.head_comment.clone(),
-        line_comment: root.line_comment.clone(),
-        foot_comment: root.foot_comment.clone(),
+        tag: std::mem::take(&mut root.tag),
+        anchor: std::mem::take(&mut root.anchor),
+        head_comment: std::mem::take(&mut root.head_comment),
+        line_comment: std::mem::take(&mut root.line_comment),
+        foot_comment: std::mem::take(&mut root.foot_comment),
         line: root.line,
         column: root.column,
         value: if root.kind == Kind::Alias {
-            root.value.clone()
+            std::mem::take(&mut root.value)
         } else {
             String::new()
         },
         content,
     };
     *to = reordered;
+}
+
+/// A mapping's key/value nodes with the fields in `order` (each name the
+/// first field of that name, as kyaml's `Field` finds it). The nodes are
+/// moved, not copied, unless a name repeats: then kyaml's result holds the
+/// first field twice, which takes a copy.
+fn reorder_fields(root: &mut Node, order: &[String]) -> Vec<Node> {
+    let mut seen = std::collections::HashSet::new();
+    if !order.iter().all(|n| seen.insert(n.as_str())) {
+        let mut content = Vec::with_capacity(root.content.len());
+        for name in order {
+            if let Some(f) = field(root, name) {
+                content.push(f.key.clone());
+                content.push(f.value.clone());
+            }
+        }
+        return content;
+    }
+    let mut slots: Vec<Option<(Node, Node)>> = Vec::with_capacity(root.content.len() / 2);
+    let mut old = std::mem::take(&mut root.content).into_iter();
+    while let (Some(k), Some(v)) = (old.next(), old.next()) {
+        slots.push(Some((k, v)));
+    }
+    let mut index = std::collections::HashMap::with_capacity(slots.len());
+    for (i, slot) in slots.iter().enumerate() {
+        if let Some((k, _)) = slot {
+            index.entry(k.value.clone()).or_insert(i);
+        }
+    }
+    let mut content = Vec::with_capacity(slots.len() * 2);
+    for name in order {
+        if let Some((k, v)) = index.get(name).and_then(|&i| slots[i].take()) {
+            content.push(k);
+            content.push(v);
+        }
+    }
+    content
 }
 
 /// kyaml's `IsYaml1_1NonString`: whether a plain scalar would read as

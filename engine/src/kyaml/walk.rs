@@ -233,11 +233,11 @@ fn get_schema(
         return schema;
     }
     sources().find_map(|n| {
-        let meta = rnode::get_meta(n).unwrap_or_default();
-        if meta.kind.is_empty() || meta.api_version.is_empty() {
+        let (api_version, kind) = rnode::type_meta(n);
+        if kind.is_empty() || api_version.is_empty() {
             return None;
         }
-        openapi::schema_for_resource_type(&meta.api_version, &meta.kind)
+        openapi::schema_for_resource_type(api_version, kind)
     })
 }
 
