@@ -6,6 +6,7 @@
 mod bad_input;
 mod builtins_setters;
 mod conformance;
+mod demo;
 mod differential;
 mod eval_diff;
 mod kpt_diff;
