@@ -61,7 +61,13 @@ impl<'a> Hydrator<'a> {
         self.run_pipeline(pkg, input, ctx)
     }
 
-    fn local_resources(&mut self, pkg: &Package) -> Result<Vec<Node>, RenderError> {
+    /// The directory the root's display path is relative to.
+    pub(super) fn root_parent(&self) -> &Path {
+        &self.root_parent
+    }
+
+    /// `pkg`'s own resources, recording the files they came from.
+    pub(super) fn local_resources(&mut self, pkg: &Package) -> Result<Vec<Node>, RenderError> {
         let resources = read_local(pkg)?;
         let rel_pkg = crate::package::display_path(&pkg.dir, &self.root_dir);
         for r in &resources {
@@ -76,7 +82,8 @@ impl<'a> Hydrator<'a> {
         Ok(resources)
     }
 
-    fn run_pipeline(
+    /// kpt's `runPipeline`: mutators, then validators on copies.
+    pub(super) fn run_pipeline(
         &mut self,
         pkg: &Package,
         input: Vec<Node>,

@@ -4,13 +4,17 @@
 //!
 //! The flow: load the root Kptfile → [`hydrate`] every package (its
 //! subpackages first, in display-path order; each pipeline sees the
-//! subpackages' rendered resources, then its own) → make paths
+//! subpackages' rendered resources, then its own; or breadth-first,
+//! [`bfs`], when the root Kptfile asks for it) → make paths
 //! root-relative → add attribution → write every file (or print) → delete
 //! files whose resources are gone → save `results.yaml`. On any failure
 //! nothing is written or deleted.
 
+mod bfs;
 pub(crate) mod finish;
 mod hydrate;
+
+pub use bfs::{Order, BFS_ANNOTATION};
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +45,8 @@ pub struct RenderOptions {
     pub results_dir: Option<PathBuf>,
     /// Which functions may run and how output is truncated.
     pub runner: RunnerOptions,
+    /// `--order`: overrides the root Kptfile's `kpt.dev/bfs-rendering`.
+    pub order: Option<Order>,
 }
 
 impl Default for RenderOptions {
@@ -49,6 +55,7 @@ impl Default for RenderOptions {
             output: Output::InPlace,
             results_dir: None,
             runner: RunnerOptions::default(),
+            order: None,
         }
     }
 }
@@ -190,7 +197,11 @@ pub fn render(
         exit_code: 0,
     };
     let mut hydrator = hydrate::Hydrator::new(&root_dir, &root_parent, &options.runner);
-    let hydrated = hydrator.hydrate(&root_pkg, &mut ctx);
+    let order = options.order.unwrap_or_else(|| Order::of_root(&root_pkg));
+    let hydrated = match order {
+        Order::DepthFirst => hydrator.hydrate(&root_pkg, &mut ctx),
+        Order::BreadthFirst => hydrator.hydrate_bfs(root_pkg, &mut ctx),
+    };
     let save = |ctx: &RunContext| finish::save_results(options.results_dir.as_deref(), ctx);
     let resources = match hydrated {
         Ok(resources) => resources,
