@@ -140,6 +140,12 @@ pub struct RenderArgs {
     #[arg(long = "order", value_enum)]
     pub order: Option<OrderArg>,
 
+    /// How many subtrees and functions may run at once (default: the
+    /// number of CPUs; 1 renders sequentially). Output, results and the log
+    /// are the same for any value.
+    #[arg(long = "jobs", short = 'j')]
+    pub jobs: Option<usize>,
+
     /// Truncate function Results and Stderr to 4 lines.
     #[arg(long = "truncate-output", action = ArgAction::Set, num_args = 0..=1,
           default_value_t = true, default_missing_value = "true", require_equals = true)]

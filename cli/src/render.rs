@@ -159,6 +159,9 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             crate::args::OrderArg::Dfs => krmgraph_engine::render::Order::DepthFirst,
             crate::args::OrderArg::Bfs => krmgraph_engine::render::Order::BreadthFirst,
         }),
+        jobs: args.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        }),
     };
     let mut reporter = StderrReporter {
         truncate: args.truncate_output,

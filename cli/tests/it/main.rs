@@ -10,5 +10,6 @@ mod conformance;
 mod demo;
 mod differential;
 mod eval_diff;
+mod jobs;
 mod kpt_diff;
 mod util;
