@@ -120,20 +120,27 @@ fn open_index(dir: &Path) -> Result<(sled::Db, sled::Tree)> {
     if let Ok(opened) = first {
         return Ok(opened);
     }
-    match fs::remove_dir_all(&index) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-        Err(e) => {
-            return Err(Error::Open {
-                path: dir.to_path_buf(),
-                source: Box::new(e),
-            })
-        }
-    }
+    remove_any(&index).map_err(|e| Error::Open {
+        path: dir.to_path_buf(),
+        source: Box::new(e),
+    })?;
     try_open_index(&index).map_err(|source| Error::Open {
         path: dir.to_path_buf(),
         source,
     })
+}
+
+/// Removes `path` whatever it is (a broken index may even be a file).
+fn remove_any(path: &Path) -> io::Result<()> {
+    let removed = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+        Err(e) => Err(e),
+    };
+    match removed {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
