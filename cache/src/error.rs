@@ -2,9 +2,10 @@
 //!
 //! Corrupt or missing entries are not errors: reads report them as misses.
 //! What is left are the cases a caller must handle: the store cannot be used
-//! at all ([`Error::Locked`], [`Error::Open`], [`Error::NoLocation`]; run
-//! uncached with one warning) and a failing read or write of a store that did
-//! open ([`Error::Io`], [`Error::Index`]; a warning, never a failed render).
+//! at all ([`Error::Locked`], [`Error::Open`], [`Error::NoLocation`],
+//! [`Error::Broken`]; run uncached with one warning), and a read or write of
+//! an open store failed ([`Error::Io`], [`Error::Index`]; a warning, never a
+//! failed render).
 
 use std::io;
 use std::path::PathBuf;
@@ -44,6 +45,13 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// The index panicked earlier in this process and is not used again;
+    /// the next process discards it if it will not open.
+    #[error("the cache index `{}` failed and is disabled for this run", path.display())]
+    Broken {
+        /// The cache directory.
+        path: PathBuf,
+    },
     /// The sled index failed on an open store.
     #[error("cache index operation failed")]
     Index(#[source] sled::Error),
@@ -55,7 +63,7 @@ impl Error {
     pub fn is_unavailable(&self) -> bool {
         matches!(
             self,
-            Error::Locked { .. } | Error::Open { .. } | Error::NoLocation
+            Error::Locked { .. } | Error::Open { .. } | Error::Broken { .. } | Error::NoLocation
         )
     }
 

@@ -20,6 +20,7 @@ use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::blobs::BlobDir;
@@ -45,6 +46,9 @@ pub struct SledStore {
     blobs: BlobDir,
     // Declared last so it is dropped last: the lock is released only after
     // sled has flushed and let go of its own files.
+    /// Set when sled panicked: its state is unknown, so it is not touched
+    /// again in this process.
+    broken: AtomicBool,
     _lock: File,
 }
 
@@ -72,6 +76,7 @@ impl SledStore {
             steps,
             db,
             blobs,
+            broken: AtomicBool::new(false),
             _lock: lock,
         })
     }
@@ -82,9 +87,27 @@ impl SledStore {
         SledStore::open(&location::resolve_dir(explicit)?)
     }
 
+    /// Runs `op` on the index. A panic inside sled (it has panicked on
+    /// corrupt data) is caught and turns the index off for this process.
+    fn index<T>(&self, op: impl FnOnce(&sled::Tree, &sled::Db) -> sled::Result<T>) -> Result<T> {
+        let broken = || Error::Broken {
+            path: self.dir.clone(),
+        };
+        if self.broken.load(Ordering::Relaxed) {
+            return Err(broken());
+        }
+        match panic::catch_unwind(AssertUnwindSafe(|| op(&self.steps, &self.db))) {
+            Ok(result) => Ok(result?),
+            Err(_) => {
+                self.broken.store(true, Ordering::Relaxed);
+                Err(broken())
+            }
+        }
+    }
+
     /// The size of the sled index on disk (sled's own estimate).
     pub fn index_disk_bytes(&self) -> Result<u64> {
-        Ok(self.db.size_on_disk()?)
+        self.index(|_, db| db.size_on_disk())
     }
 }
 
@@ -178,36 +201,38 @@ fn key_of(bytes: &[u8]) -> Option<Digest> {
 
 impl Store for SledStore {
     fn peek_step(&self, key: &Digest) -> Result<Option<StepRecord>> {
-        let Some(bytes) = self.steps.get(key.as_bytes())? else {
+        let Some(bytes) = self.index(|steps, _| steps.get(key.as_bytes()))? else {
             return Ok(None);
         };
         match StepRecord::decode(&bytes) {
             Ok(record) => Ok(Some(record)),
             Err(_) => {
-                self.steps.remove(key.as_bytes())?;
+                self.remove_step(key)?;
                 Ok(None)
             }
         }
     }
 
     fn put_step(&self, key: &Digest, record: &StepRecord) -> Result<()> {
-        self.steps.insert(key.as_bytes(), record.encode())?;
+        let bytes = record.encode();
+        self.index(|steps, _| steps.insert(key.as_bytes(), bytes))?;
         Ok(())
     }
 
     fn remove_step(&self, key: &Digest) -> Result<bool> {
-        Ok(self.steps.remove(key.as_bytes())?.is_some())
+        let removed = self.index(|steps, _| steps.remove(key.as_bytes()))?;
+        Ok(removed.is_some())
     }
 
     fn steps(&self) -> Result<Vec<(Digest, Result<StepRecord, DecodeError>)>> {
         let mut steps = Vec::new();
-        for entry in self.steps.iter() {
-            let (key, value) = entry?;
+        let entries = self.index(|steps, _| steps.iter().collect::<sled::Result<Vec<_>>>())?;
+        for (key, value) in entries {
             match key_of(&key) {
                 Some(key) => steps.push((key, StepRecord::decode(&value))),
                 // Not a key we wrote; nothing can ever look it up.
                 None => {
-                    self.steps.remove(key)?;
+                    self.index(|steps, _| steps.remove(key))?;
                 }
             }
         }
@@ -235,13 +260,15 @@ impl Store for SledStore {
     }
 
     fn clear(&self) -> Result<()> {
-        self.steps.clear()?;
-        self.db.flush()?;
+        self.index(|steps, db| {
+            steps.clear()?;
+            db.flush()
+        })?;
         self.blobs.clear()
     }
 
     fn flush(&self) -> Result<()> {
-        self.db.flush()?;
+        self.index(|_, db| db.flush())?;
         Ok(())
     }
 

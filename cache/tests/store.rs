@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use krmgraph_cache::{Digest, Error, MemoryStore, SledStore, StepRecord, Store};
 
+/// A named way of damaging a file or directory of a closed store.
+type Damage = (&'static str, fn(&Path));
+
 fn key(n: u32) -> Digest {
     Digest::of(format!("step {n}").as_bytes())
 }
@@ -106,7 +109,7 @@ fn flipped_byte_in_a_blob_is_a_miss_and_removed() {
 fn truncated_missing_and_replaced_blobs_are_misses() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path()).unwrap();
-    let damage: [(&str, fn(&Path)); 4] = [
+    let damage: [Damage; 4] = [
         ("truncated", |p| {
             let len = fs::metadata(p).unwrap().len();
             fs::OpenOptions::new()
@@ -170,7 +173,7 @@ fn undecodable_records_are_misses_and_removed() {
 }
 
 /// Damage done to the index directory of a closed store.
-fn damaged_index_cases() -> Vec<(&'static str, fn(&Path))> {
+fn damaged_index_cases() -> Vec<Damage> {
     vec![
         ("every file truncated", |index| {
             for entry in walk(index) {
