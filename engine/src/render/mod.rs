@@ -13,6 +13,7 @@
 mod bfs;
 pub(crate) mod finish;
 mod hydrate;
+pub mod shortcut;
 
 pub use bfs::{Order, BFS_ANNOTATION};
 
