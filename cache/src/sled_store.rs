@@ -139,9 +139,16 @@ fn lock(dir: &Path) -> Result<File> {
 /// Opens the index, discarding it once if it will not open.
 fn open_index(dir: &Path) -> Result<(sled::Db, sled::Tree)> {
     let index = dir.join("index");
-    let first = try_open_index(&index);
-    if let Ok(opened) = first {
-        return Ok(opened);
+    let first = match try_open_index(&index) {
+        Ok(opened) => return Ok(opened),
+        Err(e) => e,
+    };
+    // Our lock makes sled's redundant, but if sled still finds its own lock
+    // taken, a live process is using this index: never delete it.
+    if is_sled_lock_error(&*first) {
+        return Err(Error::Locked {
+            path: dir.to_path_buf(),
+        });
     }
     remove_any(&index).map_err(|e| Error::Open {
         path: dir.to_path_buf(),
@@ -151,6 +158,15 @@ fn open_index(dir: &Path) -> Result<(sled::Db, sled::Tree)> {
         path: dir.to_path_buf(),
         source,
     })
+}
+
+/// Whether sled failed to take its lock: sled 0.34 reports it only as an
+/// I/O error with this text (`Config::try_lock`).
+fn is_sled_lock_error(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    matches!(
+        e.downcast_ref::<sled::Error>(),
+        Some(sled::Error::Io(io)) if io.to_string().contains("could not acquire lock")
+    )
 }
 
 /// Removes `path` whatever it is (a broken index may even be a file).

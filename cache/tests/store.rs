@@ -265,6 +265,25 @@ fn second_open_in_the_same_process_is_locked() {
     assert!(err.is_unavailable());
 }
 
+#[test]
+fn index_held_by_sled_itself_is_locked_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = SledStore::open(dir.path()).unwrap();
+        record_two(&store, &key(1), "live");
+    }
+    // A process that opened the index without taking `<dir>/lock`.
+    let held = sled::open(dir.path().join("index")).unwrap();
+    let err = SledStore::open(dir.path()).unwrap_err();
+    assert!(matches!(err, Error::Locked { .. }), "{err:?}");
+    drop(held);
+    let store = SledStore::open(dir.path()).unwrap();
+    assert!(
+        store.lookup(&key(1)).unwrap().is_some(),
+        "index not discarded"
+    );
+}
+
 const CHILD_DIR: &str = "KRMGRAPH_CACHE_TEST_CHILD_DIR";
 
 /// Not a test on its own: the child process of
