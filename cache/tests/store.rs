@@ -132,6 +132,9 @@ fn truncated_missing_and_replaced_blobs_are_misses() {
         damage(&blob_path(dir.path(), &record.outputs[1].digest));
         assert_eq!(store.lookup(&k).unwrap(), None, "{what}");
         assert_eq!(store.peek_step(&k).unwrap(), None, "{what}");
+        // The damage is gone with the miss: recording again restores a hit.
+        record_two(&store, &k, what);
+        assert!(store.lookup(&k).unwrap().is_some(), "{what}");
     }
 }
 
