@@ -54,7 +54,10 @@ impl BlobDir {
             // Wrong bytes or unreadable: drop it so the next put rewrites it.
             // A failed removal changes nothing for the caller: still a miss.
             _ => {
-                let _ = fs::remove_file(&path);
+                let _ = match fs::symlink_metadata(&path) {
+                    Ok(meta) if meta.is_dir() => fs::remove_dir_all(&path),
+                    _ => fs::remove_file(&path),
+                };
                 None
             }
         }

@@ -17,6 +17,27 @@
 //! The failure contract: the cache never fails or corrupts a render. Bad
 //! entries read as misses and are removed; a store that cannot be opened
 //! ([`Error::is_unavailable`]) means render uncached with one warning.
+//!
+//! ```
+//! use krmgraph_cache::{Digest, MemoryStore, SledStore, Store};
+//!
+//! # let dir = tempfile::tempdir().unwrap();
+//! // Open the cache; if it is locked or broken, render uncached.
+//! let store: Box<dyn Store> = match SledStore::open(dir.path()) {
+//!     Ok(store) => Box::new(store),
+//!     Err(e) if e.is_unavailable() => Box::new(MemoryStore::new()),
+//!     Err(e) => return Err(e),
+//! };
+//! let key = Digest::of(b"the step's key inputs");
+//! if store.lookup(&key)?.is_none() {
+//!     let output = b"kind: ConfigMap\n"; // run the step
+//!     store.record(&key, &[("resources", output)], b"")?;
+//! }
+//! let hit = store.lookup(&key)?.expect("recorded above");
+//! assert_eq!(hit.outputs[0], b"kind: ConfigMap\n");
+//! store.flush()?;
+//! # Ok::<(), krmgraph_cache::Error>(())
+//! ```
 
 #![deny(missing_docs)]
 

@@ -41,15 +41,20 @@ const CACHEDIR_TAG: &str = "Signature: 8a477f597d28d172789f06886806bc55\n\
 #[derive(Debug)]
 pub struct SledStore {
     dir: PathBuf,
-    steps: sled::Tree,
-    db: sled::Db,
     blobs: BlobDir,
-    // Declared last so it is dropped last: the lock is released only after
-    // sled has flushed and let go of its own files.
+    /// Always `Some` until `drop`, which takes it to close sled before the
+    /// process lock goes (fields drop after `Drop::drop`).
+    index: Option<Index>,
     /// Set when sled panicked: its state is unknown, so it is not touched
     /// again in this process.
     broken: AtomicBool,
     _lock: File,
+}
+
+#[derive(Debug)]
+struct Index {
+    db: sled::Db,
+    steps: sled::Tree,
 }
 
 impl SledStore {
@@ -70,11 +75,10 @@ impl SledStore {
             let _ = fs::write(dir.join("CACHEDIR.TAG"), CACHEDIR_TAG);
         }
         let blobs = BlobDir::open(dir).map_err(open_err)?;
-        let (db, steps) = open_index(dir)?;
+        let index = open_index(dir)?;
         Ok(SledStore {
             dir: dir.to_path_buf(),
-            steps,
-            db,
+            index: Some(index),
             blobs,
             broken: AtomicBool::new(false),
             _lock: lock,
@@ -96,7 +100,11 @@ impl SledStore {
         if self.broken.load(Ordering::Relaxed) {
             return Err(broken());
         }
-        match panic::catch_unwind(AssertUnwindSafe(|| op(&self.steps, &self.db))) {
+        let index = self
+            .index
+            .as_ref()
+            .expect("the index is taken only by drop");
+        match panic::catch_unwind(AssertUnwindSafe(|| op(&index.steps, &index.db))) {
             Ok(result) => Ok(result?),
             Err(_) => {
                 self.broken.store(true, Ordering::Relaxed);
@@ -137,11 +145,18 @@ fn lock(dir: &Path) -> Result<File> {
 }
 
 /// Opens the index, discarding it once if it will not open.
-fn open_index(dir: &Path) -> Result<(sled::Db, sled::Tree)> {
+fn open_index(dir: &Path) -> Result<Index> {
     let index = dir.join("index");
-    let first = try_open_index(&index);
-    if let Ok(opened) = first {
-        return Ok(opened);
+    let first = match try_open_index(&index) {
+        Ok(opened) => return Ok(opened),
+        Err(e) => e,
+    };
+    // Our lock makes sled's redundant, but if sled still finds its own lock
+    // taken, a live process is using this index: never delete it.
+    if is_sled_lock_error(&*first) {
+        return Err(Error::Locked {
+            path: dir.to_path_buf(),
+        });
     }
     remove_any(&index).map_err(|e| Error::Open {
         path: dir.to_path_buf(),
@@ -151,6 +166,15 @@ fn open_index(dir: &Path) -> Result<(sled::Db, sled::Tree)> {
         path: dir.to_path_buf(),
         source,
     })
+}
+
+/// Whether sled failed to take its lock: sled 0.34 reports it only as an
+/// I/O error with this text (`Config::try_lock`).
+fn is_sled_lock_error(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bool {
+    matches!(
+        e.downcast_ref::<sled::Error>(),
+        Some(sled::Error::Io(io)) if io.to_string().contains("could not acquire lock")
+    )
 }
 
 /// Removes `path` whatever it is (a broken index may even be a file).
@@ -168,7 +192,7 @@ fn remove_any(path: &Path) -> io::Result<()> {
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-fn try_open_index(index: &Path) -> Result<(sled::Db, sled::Tree), BoxError> {
+fn try_open_index(index: &Path) -> Result<Index, BoxError> {
     // sled has been seen to panic on a corrupt database (sled#1533); that
     // must cost the cache, not the render.
     let opened = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -177,7 +201,7 @@ fn try_open_index(index: &Path) -> Result<(sled::Db, sled::Tree), BoxError> {
             .cache_capacity(64 << 20)
             .open()?;
         let steps = db.open_tree(STEPS_TREE)?;
-        Ok::<_, sled::Error>((db, steps))
+        Ok::<_, sled::Error>(Index { db, steps })
     }));
     match opened {
         Ok(Ok(opened)) => Ok(opened),
@@ -197,6 +221,23 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 
 fn key_of(bytes: &[u8]) -> Option<Digest> {
     Some(Digest::from_bytes(bytes.try_into().ok()?))
+}
+
+impl Drop for SledStore {
+    fn drop(&mut self) {
+        let Some(index) = self.index.take() else {
+            return;
+        };
+        if self.broken.load(Ordering::Relaxed) {
+            // Dropping sled flushes, which on a state that already panicked
+            // may panic or hang again. Leak it; the process lock still goes,
+            // and the next open discards the index if it is broken.
+            std::mem::forget(index);
+        } else {
+            // A panic from sled's flush must not escape a drop.
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| drop(index)));
+        }
+    }
 }
 
 impl Store for SledStore {

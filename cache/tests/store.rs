@@ -132,6 +132,9 @@ fn truncated_missing_and_replaced_blobs_are_misses() {
         damage(&blob_path(dir.path(), &record.outputs[1].digest));
         assert_eq!(store.lookup(&k).unwrap(), None, "{what}");
         assert_eq!(store.peek_step(&k).unwrap(), None, "{what}");
+        // The damage is gone with the miss: recording again restores a hit.
+        record_two(&store, &k, what);
+        assert!(store.lookup(&k).unwrap().is_some(), "{what}");
     }
 }
 
@@ -263,6 +266,25 @@ fn second_open_in_the_same_process_is_locked() {
     let err = SledStore::open(dir.path()).unwrap_err();
     assert!(matches!(err, Error::Locked { .. }), "{err:?}");
     assert!(err.is_unavailable());
+}
+
+#[test]
+fn index_held_by_sled_itself_is_locked_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = SledStore::open(dir.path()).unwrap();
+        record_two(&store, &key(1), "live");
+    }
+    // A process that opened the index without taking `<dir>/lock`.
+    let held = sled::open(dir.path().join("index")).unwrap();
+    let err = SledStore::open(dir.path()).unwrap_err();
+    assert!(matches!(err, Error::Locked { .. }), "{err:?}");
+    drop(held);
+    let store = SledStore::open(dir.path()).unwrap();
+    assert!(
+        store.lookup(&key(1)).unwrap().is_some(),
+        "index not discarded"
+    );
 }
 
 const CHILD_DIR: &str = "KRMGRAPH_CACHE_TEST_CHILD_DIR";
