@@ -146,6 +146,20 @@ pub struct RenderArgs {
     #[arg(long = "jobs", short = 'j')]
     pub jobs: Option<usize>,
 
+    /// Do not read or write the cache: run every pipeline.
+    #[arg(long = "no-cache", env = "KRMGRAPH_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
+    pub no_cache: bool,
+
+    /// The cache directory (default: `KRMGRAPH_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/krmgraph`, else `~/.cache/krmgraph`).
+    #[arg(long = "cache-dir")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Ignore the cache, render, and fail if the cache held a different
+    /// result for this tree (a pipeline that is not idempotent).
+    #[arg(long = "verify")]
+    pub verify: bool,
+
     /// Truncate function Results and Stderr to 4 lines.
     #[arg(long = "truncate-output", action = ArgAction::Set, num_args = 0..=1,
           default_value_t = true, default_missing_value = "true", require_equals = true)]

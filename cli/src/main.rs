@@ -3,6 +3,7 @@
 //! flags, calls the engine, and prints what kpt prints.
 
 mod args;
+mod cache;
 mod diagnostic;
 mod function;
 mod render;

@@ -461,8 +461,12 @@ mod tests {
     #[test]
     fn snapshot_changes_apply() {
         let mut before = Snapshot::default();
-        before.entries.insert("a".into(), Entry::File(b"1".to_vec()));
-        before.entries.insert("b".into(), Entry::File(b"2".to_vec()));
+        before
+            .entries
+            .insert("a".into(), Entry::File(b"1".to_vec()));
+        before
+            .entries
+            .insert("b".into(), Entry::File(b"2".to_vec()));
         let mut after = before.clone();
         after.entries.insert("a".into(), Entry::File(b"3".to_vec()));
         after.entries.remove("b");
