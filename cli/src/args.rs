@@ -23,6 +23,40 @@ pub enum Command {
     /// the built-ins.
     #[command(subcommand)]
     Fn(FnCommand),
+    /// Inspect and maintain the render cache.
+    Cache(CacheArgs),
+}
+
+/// `krmgraph cache ...`.
+#[derive(Debug, clap::Args)]
+pub struct CacheArgs {
+    /// The cache directory (default: `KRMGRAPH_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/krmgraph`, else `~/.cache/krmgraph`).
+    #[arg(long = "cache-dir", global = true)]
+    pub cache_dir: Option<PathBuf>,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: CacheCommand,
+}
+
+/// The cache subcommands.
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// Show the number and size of records and blobs.
+    Stats,
+    /// Remove unusable entries, then the least recently used records until
+    /// the cache fits in `--max-size` (e.g. `500M`, `2G`; default: no
+    /// limit).
+    Gc {
+        /// The size to shrink to, in bytes or with a K, M or G suffix.
+        #[arg(long = "max-size")]
+        max_size: Option<String>,
+    },
+    /// Remove everything.
+    Clear,
+    /// Re-hash every blob; remove (and list) what is damaged.
+    Verify,
 }
 
 /// `krmgraph fn ...`.

@@ -149,3 +149,93 @@ impl Cached {
         }
     }
 }
+
+/// `krmgraph cache stats|gc|clear|verify`.
+pub fn command(args: crate::args::CacheArgs) -> std::process::ExitCode {
+    use crate::args::CacheCommand;
+    let store = match SledStore::open_default(args.cache_dir.as_deref()) {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("Error: {e} ");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    let dir = store
+        .location()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let outcome = match args.command {
+        CacheCommand::Stats => store.stats().map(|s| {
+            println!("cache: {dir}");
+            println!("records: {} ({} bytes)", s.records, s.record_bytes);
+            println!("blobs:   {} ({} bytes)", s.blobs, s.blob_bytes);
+            println!("total:   {} bytes", s.total_bytes());
+        }),
+        CacheCommand::Gc { max_size } => {
+            let max = match max_size.as_deref().map(parse_size) {
+                None => u64::MAX,
+                Some(Ok(n)) => n,
+                Some(Err(e)) => {
+                    eprintln!("Error: --max-size: {e} ");
+                    return std::process::ExitCode::from(1);
+                }
+            };
+            store.gc(max).map(|r| {
+                println!(
+                    "removed {} records and {} blobs: {} → {} bytes",
+                    r.records_removed, r.blobs_removed, r.bytes_before, r.bytes_after
+                );
+            })
+        }
+        CacheCommand::Clear => store.clear().map(|()| println!("cleared {dir}")),
+        CacheCommand::Verify => store.verify().map(|r| {
+            println!("checked {} blobs", r.blobs_checked);
+            for d in &r.bad_blobs {
+                println!("removed damaged blob {d}");
+            }
+            for d in r.bad_records.iter().chain(&r.dangling_records) {
+                println!("removed unusable record {d}");
+            }
+        }),
+    };
+    match outcome.and_then(|()| store.flush()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e} ");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
+
+/// `500`, `64K`, `500M`, `2G` (powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => text.split_at(i),
+        None => (text, ""),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 500M, 2G)"))?;
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use K, M or G)")),
+    };
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn parses_sizes() {
+        assert_eq!(super::parse_size("500"), Ok(500));
+        assert_eq!(super::parse_size("64K"), Ok(64 << 10));
+        assert_eq!(super::parse_size("2G"), Ok(2 << 30));
+        assert!(super::parse_size("2T").is_err());
+        assert!(super::parse_size("lots").is_err());
+    }
+}

@@ -25,5 +25,6 @@ fn main() -> ExitCode {
         args::Command::Fn(args::FnCommand::Run(args)) => function::run(args),
         args::Command::Fn(args::FnCommand::List) => function::list(),
         args::Command::Fn(args::FnCommand::Eval(args)) => render::eval(args),
+        args::Command::Cache(args) => cache::command(args),
     }
 }

@@ -282,3 +282,40 @@ fn project_cases_render_the_same_cached() {
         }
     }
 }
+
+#[test]
+fn cache_command_shows_gcs_and_clears() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = source(tmp.path());
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
+    let cache_cmd = |args: &[&str]| {
+        let out = std::process::Command::new(crate::util::krmgraph_bin())
+            .arg("cache")
+            .args(args)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let records = |stats: &str| -> u64 {
+        let line = stats.lines().find(|l| l.starts_with("records:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    // An exact record and a fixed point.
+    assert_eq!(records(&cache_cmd(&["stats"])), 2);
+    assert!(cache_cmd(&["verify"]).contains("checked"));
+    cache_cmd(&["gc", "--max-size", "1"]);
+    assert_eq!(records(&cache_cmd(&["stats"])), 0);
+    render(&tmp.path().join("c2"), &src, Some(&cache), &counter, &[]);
+    assert_eq!(records(&cache_cmd(&["stats"])), 2);
+    cache_cmd(&["clear"]);
+    assert_eq!(records(&cache_cmd(&["stats"])), 0);
+}
