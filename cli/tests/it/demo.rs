@@ -44,7 +44,12 @@ fn demo_renders_with_builtins_only() {
     let work = tempfile::tempdir().unwrap();
     let demo = work.path().join("src").join("demo");
     copy_tree(&repo_root().join("testdata/demo"), &demo).unwrap();
-    let ours = render_with("krmgraph", work.path(), &demo, &["--results-dir", "<RESULTS>"]);
+    let ours = render_with(
+        "krmgraph",
+        work.path(),
+        &demo,
+        &["--results-dir", "<RESULTS>"],
+    );
     assert_eq!(ours.exit_code, 0, "{}", ours.stderr);
     let deployment = String::from_utf8_lossy(&ours.files["deployment.yaml"]).to_string();
     for rendered in [
@@ -54,7 +59,10 @@ fn demo_renders_with_builtins_only() {
         // the quotes the source had (kpt restores comments, not quoting).
         "image: wordpress:6.5-apache # kpt-set: wordpress:${tag}",
     ] {
-        assert!(deployment.contains(rendered), "{rendered} missing:\n{deployment}");
+        assert!(
+            deployment.contains(rendered),
+            "{rendered} missing:\n{deployment}"
+        );
     }
     let mysql = String::from_utf8_lossy(&ours.files["mysql/statefulset.yaml"]).to_string();
     assert!(mysql.contains("image: mysql:8.0.36"), "{mysql}");

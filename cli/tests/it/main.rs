@@ -4,6 +4,7 @@
 //! is missing, and fail instead when `KRMGRAPH_REQUIRE_KPT=1` is set (CI).
 
 mod bad_input;
+mod builtins_kustomize;
 mod builtins_setters;
 mod conformance;
 mod demo;

@@ -64,8 +64,19 @@ pub fn common_annotations() -> Vec<FieldSpec> {
         fs("", "", "DaemonSet", TEMPLATE, true),
         fs("apps", "", "StatefulSet", TEMPLATE, true),
         fs("batch", "", "Job", TEMPLATE, true),
-        fs("batch", "", "CronJob", "spec/jobTemplate/metadata/annotations", true),
-        fs("batch", "", "CronJob", "spec/jobTemplate/spec/template/metadata/annotations", true),
+        fs(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/metadata/annotations",
+            true,
+        ),
+        fs(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/spec/template/metadata/annotations",
+            true,
+        ),
     ]
 }
-

@@ -105,7 +105,10 @@ pub fn set_scalar(value: &str) -> impl Fn(&mut Node) -> Result<(), String> + '_ 
 }
 
 /// `SetEntry(key, value, !!str)`: sets one entry of a mapping.
-pub fn set_entry<'a>(key: &'a str, value: &'a str) -> impl Fn(&mut Node) -> Result<(), String> + 'a {
+pub fn set_entry<'a>(
+    key: &'a str,
+    value: &'a str,
+) -> impl Fn(&mut Node) -> Result<(), String> + 'a {
     move |node| {
         FieldSetter::new(key, Node::string(value))
             .filter(node)
@@ -116,7 +119,12 @@ pub fn set_entry<'a>(key: &'a str, value: &'a str) -> impl Fn(&mut Node) -> Resu
 
 /// `fsslice.Filter`: applies `set` through every spec that matches the
 /// resource `item`.
-pub fn apply(specs: &[FieldSpec], item: &mut Node, create: Create, set: Setter) -> Result<(), String> {
+pub fn apply(
+    specs: &[FieldSpec],
+    item: &mut Node,
+    create: Create,
+    set: Setter,
+) -> Result<(), String> {
     for spec in specs {
         let (api_version, kind) = rnode::type_meta(rnode::y_node(item));
         if !spec.matches(api_version, kind) {
@@ -170,8 +178,9 @@ impl Walk<'_> {
             // The path has no part for list items: every item follows it.
             Kind::Sequence => {
                 for item in &mut node.content {
-                    self.filter(item, path)
-                        .map_err(|e| format!("visit traversal on path: [{}]: {e}", path.join(" ")))?;
+                    self.filter(item, path).map_err(|e| {
+                        format!("visit traversal on path: [{}]: {e}", path.join(" "))
+                    })?;
                 }
                 Ok(())
             }
@@ -235,8 +244,14 @@ mod tests {
 
     #[test]
     fn splits_paths_like_kustomize() {
-        assert_eq!(split_path("spec/template/metadata"), ["spec", "template", "metadata"]);
-        assert_eq!(split_path(r"metadata/annotations/a.b\/c"), ["metadata", "annotations", "a.b/c"]);
+        assert_eq!(
+            split_path("spec/template/metadata"),
+            ["spec", "template", "metadata"]
+        );
+        assert_eq!(
+            split_path(r"metadata/annotations/a.b\/c"),
+            ["metadata", "annotations", "a.b/c"]
+        );
     }
 
     #[test]

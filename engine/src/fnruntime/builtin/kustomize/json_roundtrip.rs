@@ -151,19 +151,28 @@ fn digits_less(ar: &[char], br: &[char], i: usize) -> bool {
     if ar[i] == '0' || br[i] == '0' {
         // A zero inside a longer number ("10" vs "1a") is not a leading
         // zero: start both counts at 1 so the digits before it count.
-        if ar[..i].iter().rev().take_while(|c| c.is_ascii_digit()).any(|c| *c != '0') {
+        if ar[..i]
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .any(|c| *c != '0')
+        {
             an = 1;
             bn = 1;
         }
     }
     let mut ai = i;
     while ai < ar.len() && ar[ai].is_ascii_digit() {
-        an = an.wrapping_mul(10).wrapping_add(i64::from(ar[ai] as u8 - b'0'));
+        an = an
+            .wrapping_mul(10)
+            .wrapping_add(i64::from(ar[ai] as u8 - b'0'));
         ai += 1;
     }
     let mut bi = i;
     while bi < br.len() && br[bi].is_ascii_digit() {
-        bn = bn.wrapping_mul(10).wrapping_add(i64::from(br[bi] as u8 - b'0'));
+        bn = bn
+            .wrapping_mul(10)
+            .wrapping_add(i64::from(br[bi] as u8 - b'0'));
         bi += 1;
     }
     if an != bn {
@@ -175,3 +184,54 @@ fn digits_less(ar: &[char], br: &[char], i: usize) -> bool {
     ar[i] < br[i]
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kyaml::rnode::tests::{emit, parse};
+
+    /// (input resource, what the round trip gives back).
+    const CASES: &[(&str, &str)] = &[
+        (
+            "kind: A # comment\nmetadata:\n  name: 'x'\n  annotations: {b: '1', a: \"on\"}\n",
+            "kind: A\nmetadata:\n  annotations:\n    a: \"on\"\n    b: \"1\"\n  name: x\n",
+        ),
+        (
+            "kind: A\nspec:\n  n: 0x1F\n  f: 1.50\n  e: 1e3\n  big: 1000000.5\n  t: 2021-01-01\n  nil: ~\n  s: [\"a b\", 'x: y', '']\n  m: {}\n",
+            "kind: A\nspec:\n  big: 1.0000005e+06\n  e: 1000\n  f: 1.5\n  m: {}\n  \"n\": 31\n  nil: null\n  s:\n  - a b\n  - 'x: y'\n  - \"\"\n  t: \"2021-01-01T00:00:00Z\"\n",
+        ),
+        (
+            "kind: A\ndata:\n  script: |\n    one\n    two\n  trailing: \"x \\n\"\n",
+            "data:\n  script: |\n    one\n    two\n  trailing: \"x \\n\"\nkind: A\n",
+        ),
+    ];
+
+    #[test]
+    fn round_trips_like_jsontoyaml() {
+        for (input, want) in CASES {
+            let mut node = parse(input);
+            normalize(&mut node).unwrap();
+            assert_eq!(emit(&node), *want, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn sorts_keys_like_go_yaml_v2() {
+        let mut keys = vec!["b", "a10", "a_b", "aB", "a2", "a.b", "a", "1", "A"];
+        keys.sort_by(|a, b| key_order(a, b));
+        assert_eq!(keys, ["1", "A", "a", "a.b", "a_b", "a2", "a10", "aB", "b"]);
+    }
+
+    #[test]
+    fn formats_floats_like_go() {
+        for (f, want) in [
+            (1.5, "1.5"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (123456.0, "123456"),
+            (1234567.5, "1.2345675e+06"),
+            (1e21, "1e+21"),
+        ] {
+            assert_eq!(format_float(f), want);
+        }
+    }
+}

@@ -60,7 +60,13 @@ pub fn common_labels() -> Vec<FieldSpec> {
         fs("", "", "", "metadata/labels", true),
         fs("", "v1", "Service", "spec/selector", true),
         fs("", "v1", "ReplicationController", "spec/selector", true),
-        fs("", "v1", "ReplicationController", "spec/template/metadata/labels", true),
+        fs(
+            "",
+            "v1",
+            "ReplicationController",
+            "spec/template/metadata/labels",
+            true,
+        ),
         fs("", "", "Deployment", "spec/selector/matchLabels", true),
         fs("", "", "Deployment", "spec/template/metadata/labels", true),
     ];
@@ -71,20 +77,74 @@ pub fn common_labels() -> Vec<FieldSpec> {
         fs("", "", "DaemonSet", "spec/selector/matchLabels", true),
         fs("", "", "DaemonSet", "spec/template/metadata/labels", true),
         fs("apps", "", "StatefulSet", "spec/selector/matchLabels", true),
-        fs("apps", "", "StatefulSet", "spec/template/metadata/labels", true),
+        fs(
+            "apps",
+            "",
+            "StatefulSet",
+            "spec/template/metadata/labels",
+            true,
+        ),
     ]);
     specs.extend(pod_selectors("StatefulSet"));
     specs.extend([
-        fs("apps", "", "StatefulSet", "spec/volumeClaimTemplates[]/metadata/labels", true),
+        fs(
+            "apps",
+            "",
+            "StatefulSet",
+            "spec/volumeClaimTemplates[]/metadata/labels",
+            true,
+        ),
         fs("batch", "", "Job", "spec/selector/matchLabels", false),
         fs("batch", "", "Job", "spec/template/metadata/labels", true),
-        fs("batch", "", "CronJob", "spec/jobTemplate/spec/selector/matchLabels", false),
-        fs("batch", "", "CronJob", "spec/jobTemplate/metadata/labels", true),
-        fs("batch", "", "CronJob", "spec/jobTemplate/spec/template/metadata/labels", true),
-        fs("policy", "", "PodDisruptionBudget", "spec/selector/matchLabels", false),
-        fs("networking.k8s.io", "", "NetworkPolicy", "spec/podSelector/matchLabels", false),
-        fs("networking.k8s.io", "", "NetworkPolicy", "spec/ingress/from/podSelector/matchLabels", false),
-        fs("networking.k8s.io", "", "NetworkPolicy", "spec/egress/to/podSelector/matchLabels", false),
+        fs(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/spec/selector/matchLabels",
+            false,
+        ),
+        fs(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/metadata/labels",
+            true,
+        ),
+        fs(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/spec/template/metadata/labels",
+            true,
+        ),
+        fs(
+            "policy",
+            "",
+            "PodDisruptionBudget",
+            "spec/selector/matchLabels",
+            false,
+        ),
+        fs(
+            "networking.k8s.io",
+            "",
+            "NetworkPolicy",
+            "spec/podSelector/matchLabels",
+            false,
+        ),
+        fs(
+            "networking.k8s.io",
+            "",
+            "NetworkPolicy",
+            "spec/ingress/from/podSelector/matchLabels",
+            false,
+        ),
+        fs(
+            "networking.k8s.io",
+            "",
+            "NetworkPolicy",
+            "spec/egress/to/podSelector/matchLabels",
+            false,
+        ),
     ]);
     specs
 }
@@ -104,4 +164,3 @@ fn pod_selectors(kind: &str) -> Vec<FieldSpec> {
     .map(|path| FieldSpec::new("apps", "", kind, &path, false))
     .collect()
 }
-

@@ -54,7 +54,8 @@ impl Function for SetNamespace {
         f.field_specs.extend(default_field_specs());
         f.field_specs.retain(|fs| {
             fs.path != "metadata/namespace"
-                && !(fs.path == "subjects" && matches!(fs.kind.as_str(), "RoleBinding" | "ClusterRoleBinding"))
+                && !(fs.path == "subjects"
+                    && matches!(fs.kind.as_str(), "RoleBinding" | "ClusterRoleBinding"))
         });
         Ok(f)
     }
@@ -103,9 +104,27 @@ impl SetNamespace {
 fn default_field_specs() -> Vec<FieldSpec> {
     vec![
         FieldSpec::new("", "", "", "metadata/namespace", true),
-        FieldSpec::new("rbac.authorization.k8s.io", "", "RoleBinding", "subjects", false),
-        FieldSpec::new("rbac.authorization.k8s.io", "", "ClusterRoleBinding", "subjects", false),
-        FieldSpec::new("apiregistration.k8s.io", "", "APIService", "spec/service/namespace", true),
+        FieldSpec::new(
+            "rbac.authorization.k8s.io",
+            "",
+            "RoleBinding",
+            "subjects",
+            false,
+        ),
+        FieldSpec::new(
+            "rbac.authorization.k8s.io",
+            "",
+            "ClusterRoleBinding",
+            "subjects",
+            false,
+        ),
+        FieldSpec::new(
+            "apiregistration.k8s.io",
+            "",
+            "APIService",
+            "spec/service/namespace",
+            true,
+        ),
     ]
 }
 
@@ -113,24 +132,36 @@ fn default_field_specs() -> Vec<FieldSpec> {
 /// scoped. Types it does not know (custom resources, the Kptfile, a
 /// Kustomization) are namespaced.
 pub fn is_cluster_scoped(api_version: &str, kind: &str) -> bool {
-    CLUSTER_SCOPED.iter().any(|(versions, kinds)| {
-        versions.contains(&api_version) && kinds.contains(&kind)
-    })
+    CLUSTER_SCOPED
+        .iter()
+        .any(|(versions, kinds)| versions.contains(&api_version) && kinds.contains(&kind))
 }
 
 /// The cluster-scoped types of the Kubernetes API kyaml embeds.
 const CLUSTER_SCOPED: &[(&[&str], &[&str])] = &[
-    (&["v1"], &["ComponentStatus", "Namespace", "Node", "PersistentVolume"]),
     (
-        &["admissionregistration.k8s.io/v1", "admissionregistration.k8s.io/v1beta1"],
-        &["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"],
+        &["v1"],
+        &["ComponentStatus", "Namespace", "Node", "PersistentVolume"],
+    ),
+    (
+        &[
+            "admissionregistration.k8s.io/v1",
+            "admissionregistration.k8s.io/v1beta1",
+        ],
+        &[
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ],
     ),
     (
         &["apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1"],
         &["CustomResourceDefinition"],
     ),
     (
-        &["apiregistration.k8s.io/v1", "apiregistration.k8s.io/v1beta1"],
+        &[
+            "apiregistration.k8s.io/v1",
+            "apiregistration.k8s.io/v1beta1",
+        ],
         &["APIService"],
     ),
     (
@@ -139,14 +170,21 @@ const CLUSTER_SCOPED: &[(&[&str], &[&str])] = &[
     ),
     (
         &["authorization.k8s.io/v1", "authorization.k8s.io/v1beta1"],
-        &["SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview"],
+        &[
+            "SelfSubjectAccessReview",
+            "SelfSubjectRulesReview",
+            "SubjectAccessReview",
+        ],
     ),
     (
         &["certificates.k8s.io/v1", "certificates.k8s.io/v1beta1"],
         &["CertificateSigningRequest"],
     ),
     (
-        &["flowcontrol.apiserver.k8s.io/v1alpha1", "flowcontrol.apiserver.k8s.io/v1beta1"],
+        &[
+            "flowcontrol.apiserver.k8s.io/v1alpha1",
+            "flowcontrol.apiserver.k8s.io/v1beta1",
+        ],
         &["FlowSchema", "PriorityLevelConfiguration"],
     ),
     (
@@ -154,10 +192,17 @@ const CLUSTER_SCOPED: &[(&[&str], &[&str])] = &[
         &["IngressClass"],
     ),
     (
-        &["node.k8s.io/v1", "node.k8s.io/v1beta1", "node.k8s.io/v1alpha1"],
+        &[
+            "node.k8s.io/v1",
+            "node.k8s.io/v1beta1",
+            "node.k8s.io/v1alpha1",
+        ],
         &["RuntimeClass"],
     ),
-    (&["policy/v1beta1", "extensions/v1beta1"], &["PodSecurityPolicy"]),
+    (
+        &["policy/v1beta1", "extensions/v1beta1"],
+        &["PodSecurityPolicy"],
+    ),
     (
         &[
             "rbac.authorization.k8s.io/v1",
@@ -167,12 +212,19 @@ const CLUSTER_SCOPED: &[(&[&str], &[&str])] = &[
         &["ClusterRole", "ClusterRoleBinding"],
     ),
     (
-        &["scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1"],
+        &[
+            "scheduling.k8s.io/v1",
+            "scheduling.k8s.io/v1beta1",
+            "scheduling.k8s.io/v1alpha1",
+        ],
         &["PriorityClass"],
     ),
     (
-        &["storage.k8s.io/v1", "storage.k8s.io/v1beta1", "storage.k8s.io/v1alpha1"],
+        &[
+            "storage.k8s.io/v1",
+            "storage.k8s.io/v1beta1",
+            "storage.k8s.io/v1alpha1",
+        ],
         &["CSIDriver", "CSINode", "StorageClass", "VolumeAttachment"],
     ),
 ];
-
