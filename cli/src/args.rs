@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{ArgAction, Parser, Subcommand};
+use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
 /// Render kpt package hierarchies, byte for byte as `kpt fn render` does.
 #[derive(Debug, Parser)]
@@ -133,8 +133,30 @@ pub struct RenderArgs {
     #[arg(long = "no-builtins")]
     pub no_builtins: bool,
 
+    /// The order pipelines run in: `dfs` (subpackages first, kpt's
+    /// default) or `bfs` (the root first, level by level). Default: `bfs`
+    /// when the root Kptfile has `kpt.dev/bfs-rendering: "true"`, else
+    /// `dfs`.
+    #[arg(long = "order", value_enum)]
+    pub order: Option<OrderArg>,
+
+    /// How many subtrees and functions may run at once (default: the
+    /// number of CPUs; 1 renders sequentially). Output, results and the log
+    /// are the same for any value.
+    #[arg(long = "jobs", short = 'j')]
+    pub jobs: Option<usize>,
+
     /// Truncate function Results and Stderr to 4 lines.
     #[arg(long = "truncate-output", action = ArgAction::Set, num_args = 0..=1,
           default_value_t = true, default_missing_value = "true", require_equals = true)]
     pub truncate_output: bool,
+}
+
+/// `--order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OrderArg {
+    /// Depth-first: subpackages before their parent.
+    Dfs,
+    /// Breadth-first: the root first, then each level.
+    Bfs,
 }

@@ -155,6 +155,13 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             truncate_output: args.truncate_output,
             no_builtins: args.no_builtins,
         },
+        order: args.order.map(|o| match o {
+            crate::args::OrderArg::Dfs => krmgraph_engine::render::Order::DepthFirst,
+            crate::args::OrderArg::Bfs => krmgraph_engine::render::Order::BreadthFirst,
+        }),
+        jobs: args.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        }),
     };
     let mut reporter = StderrReporter {
         truncate: args.truncate_output,

@@ -4,11 +4,13 @@
 //! is missing, and fail instead when `KRMGRAPH_REQUIRE_KPT=1` is set (CI).
 
 mod bad_input;
+mod bfs;
 mod builtins_kustomize;
 mod builtins_setters;
 mod conformance;
 mod demo;
 mod differential;
 mod eval_diff;
+mod jobs;
 mod kpt_diff;
 mod util;

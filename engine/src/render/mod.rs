@@ -4,13 +4,18 @@
 //!
 //! The flow: load the root Kptfile → [`hydrate`] every package (its
 //! subpackages first, in display-path order; each pipeline sees the
-//! subpackages' rendered resources, then its own) → make paths
+//! subpackages' rendered resources, then its own; or breadth-first,
+//! [`bfs`], when the root Kptfile asks for it) → make paths
 //! root-relative → add attribution → write every file (or print) → delete
 //! files whose resources are gone → save `results.yaml`. On any failure
 //! nothing is written or deleted.
 
+mod bfs;
 pub(crate) mod finish;
 mod hydrate;
+pub mod shortcut;
+
+pub use bfs::{Order, BFS_ANNOTATION};
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +46,10 @@ pub struct RenderOptions {
     pub results_dir: Option<PathBuf>,
     /// Which functions may run and how output is truncated.
     pub runner: RunnerOptions,
+    /// `--order`: overrides the root Kptfile's `kpt.dev/bfs-rendering`.
+    pub order: Option<Order>,
+    /// `--jobs`: how many subtrees and functions may run at once.
+    pub jobs: usize,
 }
 
 impl Default for RenderOptions {
@@ -49,6 +58,8 @@ impl Default for RenderOptions {
             output: Output::InPlace,
             results_dir: None,
             runner: RunnerOptions::default(),
+            order: None,
+            jobs: 1,
         }
     }
 }
@@ -189,8 +200,25 @@ pub fn render(
         results: Vec::new(),
         exit_code: 0,
     };
-    let mut hydrator = hydrate::Hydrator::new(&root_dir, &root_parent, &options.runner);
-    let hydrated = hydrator.hydrate(&root_pkg, &mut ctx);
+    let mut hydrator =
+        hydrate::Hydrator::new(&root_dir, &root_parent, &options.runner, options.jobs);
+    let order = options.order.unwrap_or_else(|| Order::of_root(&root_pkg));
+    let hydrate = |hydrator: &mut hydrate::Hydrator, ctx: &mut RunContext| match order {
+        Order::DepthFirst => hydrator.hydrate(&root_pkg, ctx),
+        Order::BreadthFirst => hydrator.hydrate_bfs(root_pkg.clone(), ctx),
+    };
+    let pool = (options.jobs > 1)
+        .then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(options.jobs)
+                .build()
+                .ok()
+        })
+        .flatten();
+    let hydrated = match pool {
+        Some(pool) => pool.install(|| hydrate(&mut hydrator, &mut ctx)),
+        None => hydrate(&mut hydrator, &mut ctx),
+    };
     let save = |ctx: &RunContext| finish::save_results(options.results_dir.as_deref(), ctx);
     let resources = match hydrated {
         Ok(resources) => resources,
