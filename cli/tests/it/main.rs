@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod bfs;
+mod builtins_kustomize;
 mod builtins_setters;
 mod cache;
 mod conformance;

@@ -19,6 +19,7 @@ pub mod apply_setters;
 pub mod create_setters;
 pub mod drop_comments;
 pub mod framework;
+pub mod kustomize;
 pub mod list_setters;
 pub mod no_op;
 pub mod remove_local_config;
@@ -63,6 +64,7 @@ impl std::fmt::Debug for Builtin {
 /// file exports its entries as `BUILTINS`.
 pub static REGISTRY: &[&[Builtin]] = &[
     BASE,
+    kustomize::BUILTINS,
     apply_setters::BUILTINS,
     create_setters::BUILTINS,
     list_setters::BUILTINS,
