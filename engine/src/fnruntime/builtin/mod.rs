@@ -24,6 +24,7 @@ pub mod no_op;
 pub mod remove_local_config;
 pub mod search_replace;
 pub mod set_image;
+pub mod set_labels;
 pub mod set_namespace;
 
 use super::exec::ProcessOutput;
@@ -72,6 +73,7 @@ pub static REGISTRY: &[&[Builtin]] = &[
     apply_replacements::BUILTINS,
     remove_local_config::BUILTINS,
     set_namespace::BUILTINS,
+    set_labels::BUILTINS,
 ];
 
 /// The demo and identity functions.
