@@ -23,6 +23,7 @@ pub mod list_setters;
 pub mod no_op;
 pub mod remove_local_config;
 pub mod search_replace;
+pub mod set_annotations;
 pub mod set_image;
 pub mod set_labels;
 pub mod set_namespace;
@@ -74,6 +75,7 @@ pub static REGISTRY: &[&[Builtin]] = &[
     remove_local_config::BUILTINS,
     set_namespace::BUILTINS,
     set_labels::BUILTINS,
+    set_annotations::BUILTINS,
 ];
 
 /// The demo and identity functions.
