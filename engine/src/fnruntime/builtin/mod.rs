@@ -18,6 +18,7 @@ pub mod apply_replacements;
 pub mod apply_setters;
 pub mod create_setters;
 pub mod drop_comments;
+pub mod ensure_name_substring;
 pub mod framework;
 pub mod list_setters;
 pub mod no_op;
@@ -76,6 +77,7 @@ pub static REGISTRY: &[&[Builtin]] = &[
     set_namespace::BUILTINS,
     set_labels::BUILTINS,
     set_annotations::BUILTINS,
+    ensure_name_substring::BUILTINS,
 ];
 
 /// The demo and identity functions.

@@ -63,7 +63,7 @@ impl FieldSpec {
     }
 
     /// Whether the spec selects a resource of this type.
-    fn selects(&self, api_version: &str, kind: &str) -> bool {
+    pub fn selects(&self, api_version: &str, kind: &str) -> bool {
         let (group, version) = match api_version.split_once('/') {
             Some((g, v)) => (g, v),
             None => ("", api_version),
