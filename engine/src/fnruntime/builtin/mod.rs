@@ -18,13 +18,17 @@ pub mod apply_replacements;
 pub mod apply_setters;
 pub mod create_setters;
 pub mod drop_comments;
+pub mod ensure_name_substring;
 pub mod framework;
 pub mod kustomize;
 pub mod list_setters;
 pub mod no_op;
 pub mod remove_local_config;
 pub mod search_replace;
+pub mod set_annotations;
 pub mod set_image;
+pub mod set_labels;
+pub mod set_namespace;
 
 use super::exec::ProcessOutput;
 
@@ -72,6 +76,10 @@ pub static REGISTRY: &[&[Builtin]] = &[
     set_image::BUILTINS,
     apply_replacements::BUILTINS,
     remove_local_config::BUILTINS,
+    set_namespace::BUILTINS,
+    set_labels::BUILTINS,
+    set_annotations::BUILTINS,
+    ensure_name_substring::BUILTINS,
 ];
 
 /// The demo and identity functions.
