@@ -25,6 +25,49 @@ pub enum Command {
     Fn(FnCommand),
     /// Inspect and maintain the render cache.
     Cache(CacheArgs),
+    /// Show the render as a graph: packages and pipeline steps in execution
+    /// order, each with its key, and whether the render cache holds this
+    /// tree.
+    Graph(GraphArgs),
+}
+
+/// Flags of `krmgraph graph`.
+#[derive(Debug, clap::Args)]
+pub struct GraphArgs {
+    /// The root package directory.
+    #[arg(default_value = ".")]
+    pub pkg_path: PathBuf,
+
+    /// `text`, `dot` (Graphviz) or `json`.
+    #[arg(long = "format", value_enum, default_value = "text")]
+    pub format: GraphFormat,
+
+    /// The order, as for `render` (default: the root Kptfile's).
+    #[arg(long = "order", value_enum)]
+    pub order: Option<OrderArg>,
+
+    /// As for `render`: the cache key depends on it.
+    #[arg(long = "allow-exec")]
+    pub allow_exec: bool,
+
+    /// As for `render`.
+    #[arg(long = "no-builtins")]
+    pub no_builtins: bool,
+
+    /// The cache directory, as for `render`.
+    #[arg(long = "cache-dir")]
+    pub cache_dir: Option<PathBuf>,
+}
+
+/// `krmgraph graph --format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum GraphFormat {
+    /// One line per node.
+    Text,
+    /// Graphviz.
+    Dot,
+    /// JSON.
+    Json,
 }
 
 /// `krmgraph cache ...`.

@@ -228,6 +228,75 @@ fn parse_size(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{text:?} is too large"))
 }
 
+/// `krmgraph graph`: the render graph with the cache's state for the tree.
+pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
+    use krmgraph_engine::render::{graph, Order, Output};
+    let pkg = krmgraph_engine::render::absolute(&args.pkg_path);
+    let order = match args.order {
+        Some(crate::args::OrderArg::Dfs) => Some(Order::DepthFirst),
+        Some(crate::args::OrderArg::Bfs) => Some(Order::BreadthFirst),
+        None => None,
+    };
+    let mut options = RenderOptions {
+        output: Output::InPlace,
+        order,
+        ..RenderOptions::default()
+    };
+    options.runner.allow_exec = args.allow_exec;
+    options.runner.no_builtins = args.no_builtins;
+    let effective = match order {
+        Some(o) => o,
+        None => match krmgraph_engine::package::Package::load(&pkg, pkg.parent().unwrap_or(&pkg)) {
+            Ok(root) => Order::of_root(&root),
+            Err(e) => {
+                eprintln!("Error: {e} ");
+                return std::process::ExitCode::from(1);
+            }
+        },
+    };
+    let g = match graph::build(&pkg, effective, args.no_builtins) {
+        Ok(g) => g,
+        Err(e) => {
+            eprintln!("Error: {e} ");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    let state = cache_state(&pkg, &options, args.cache_dir.as_deref());
+    let text = match args.format {
+        crate::args::GraphFormat::Text => graph::to_text(&g, &state),
+        crate::args::GraphFormat::Dot => graph::to_dot(&g),
+        crate::args::GraphFormat::Json => graph::to_json(&g, &state),
+    };
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    std::process::ExitCode::SUCCESS
+}
+
+/// Whether the cache holds a render of this tree, without touching it.
+fn cache_state(pkg: &Path, options: &RenderOptions, cache_dir: Option<&Path>) -> String {
+    let store = match SledStore::open_default(cache_dir) {
+        Ok(store) => store,
+        Err(e) => return format!("unavailable ({e})"),
+    };
+    let key = Snapshot::read(pkg)
+        .ok()
+        .and_then(|s| shortcut::render_key(&s, pkg, options));
+    let Some(key) = key else {
+        return "not cacheable".into();
+    };
+    match store.peek_step(&key) {
+        Ok(Some(record)) if record.meta.first() == Some(&1) => format!(
+            "hit: a render of this tree is recorded ({})",
+            key.short_hex(12)
+        ),
+        Ok(Some(_)) => format!(
+            "hit: this tree is a render's fixed point ({})",
+            key.short_hex(12)
+        ),
+        Ok(None) => format!("miss ({})", key.short_hex(12)),
+        Err(e) => format!("unavailable ({e})"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -26,5 +26,6 @@ fn main() -> ExitCode {
         args::Command::Fn(args::FnCommand::List) => function::list(),
         args::Command::Fn(args::FnCommand::Eval(args)) => render::eval(args),
         args::Command::Cache(args) => cache::command(args),
+        args::Command::Graph(args) => cache::graph(args),
     }
 }

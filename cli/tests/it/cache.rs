@@ -319,3 +319,46 @@ fn cache_command_shows_gcs_and_clears() {
     cache_cmd(&["clear"]);
     assert_eq!(records(&cache_cmd(&["stats"])), 0);
 }
+
+#[test]
+fn graph_shows_steps_keys_and_cache_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = source(tmp.path());
+    let cache = tmp.path().join("cache");
+    let graph = |format: &str| {
+        let out = std::process::Command::new(crate::util::krmgraph_bin())
+            .args(["graph", "--allow-exec", "--format", format, "--cache-dir"])
+            .arg(&cache)
+            .arg(&src)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let text = graph("text");
+    assert!(text.starts_with("render cache: miss"), "{text}");
+    let lines: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert!(
+        lines[0].contains("pkg/a mutator[0]") && lines[5].contains("package pkg"),
+        "{text}"
+    );
+    assert!(graph("dot").starts_with("digraph render {"));
+    // After a render of a copy elsewhere, this tree is recorded.
+    render(
+        &tmp.path().join("c1"),
+        &src,
+        Some(&cache),
+        &tmp.path().join("counter"),
+        &[],
+    );
+    let json = graph("json");
+    assert!(
+        json.contains("\"cache\": \"hit: a render of this tree is recorded"),
+        "{json}"
+    );
+}

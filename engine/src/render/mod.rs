@@ -12,6 +12,7 @@
 
 mod bfs;
 pub(crate) mod finish;
+pub mod graph;
 mod hydrate;
 pub mod shortcut;
 

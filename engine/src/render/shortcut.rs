@@ -230,22 +230,32 @@ fn function_identities(path: &str, bytes: &[u8], no_builtins: bool) -> Option<Ve
     let dir = Path::new(path).parent().unwrap_or(Path::new(""));
     let kptfile = crate::kptfile::parse(dir, bytes).ok()?;
     let pipeline = &kptfile.pipeline;
-    let mut out = Vec::new();
-    for f in pipeline.mutators.iter().chain(&pipeline.validators) {
-        if !f.exec.is_empty() {
-            let words = exec::split_command(&f.exec).ok()?;
-            let program = exec::look_path(words.first()?).ok()?;
-            let content = std::fs::read(program).ok()?;
-            out.push(blake3::hash(&content).as_bytes().to_vec());
-            continue;
-        }
-        let image = resolve_image(&f.image);
-        match builtin::lookup(&image).filter(|_| !no_builtins) {
-            Some(b) => out.push(format!("builtin {} {}", b.name, b.version).into_bytes()),
-            None => out.push(format!("image {image}").into_bytes()),
-        }
+    pipeline
+        .mutators
+        .iter()
+        .chain(&pipeline.validators)
+        .map(|f| function_identity(f, no_builtins))
+        .collect()
+}
+
+/// One function's identity: `builtin <name> <version>`, the blake3 of an
+/// exec program's file, or `image <name>`; `None` when the program cannot
+/// be read.
+pub(crate) fn function_identity(
+    f: &crate::kptfile::Function,
+    no_builtins: bool,
+) -> Option<Vec<u8>> {
+    if !f.exec.is_empty() {
+        let words = exec::split_command(&f.exec).ok()?;
+        let program = exec::look_path(words.first()?).ok()?;
+        let content = std::fs::read(program).ok()?;
+        return Some(blake3::hash(&content).as_bytes().to_vec());
     }
-    Some(out)
+    let image = resolve_image(&f.image);
+    Some(match builtin::lookup(&image).filter(|_| !no_builtins) {
+        Some(b) => format!("builtin {} {}", b.name, b.version).into_bytes(),
+        None => format!("image {image}").into_bytes(),
+    })
 }
 
 /// Output names and meta kinds of the records.

@@ -158,7 +158,8 @@ fn typed_config_empty_labels_and_no_resources() {
     run_case(Case {
         run: super::run,
         resources: local,
-        config: "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetLabels\nmetadata:\n  name: c\nlabels: {}\n",
+        config:
+            "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetLabels\nmetadata:\n  name: c\nlabels: {}\n",
         want_resources: None,
         want_results: &["[warning]: no `labels` arguments are given in FunctionConfig"],
         want_exit: 0,
@@ -169,7 +170,10 @@ fn typed_config_empty_labels_and_no_resources() {
 #[test]
 fn config_errors() {
     for (config, message) in [
-        ("", "FunctionConfig is missing. Expect `ConfigMap.v1` or `SetLabels.v1alpha1.fn.kpt.dev`"),
+        (
+            "",
+            "FunctionConfig is missing. Expect `ConfigMap.v1` or `SetLabels.v1alpha1.fn.kpt.dev`",
+        ),
         (
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\n",
             "`data` of the ConfigMap is empty: no labels to set",
