@@ -198,7 +198,8 @@ fn try_open_index(index: &Path) -> Result<Index, BoxError> {
     let opened = panic::catch_unwind(AssertUnwindSafe(|| {
         let db = sled::Config::new()
             .path(index)
-            .cache_capacity(64 << 20)
+            // Records are small; a large page cache only adds to a render's peak memory.
+            .cache_capacity(4 << 20)
             .open()?;
         let steps = db.open_tree(STEPS_TREE)?;
         Ok::<_, sled::Error>(Index { db, steps })

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The build-graph benchmarks (issue 5) on one generated monorepo, kpt and
+# krmgraph in the same run:
+#   cold      kpt fn render vs krmgraph render with an empty cache
+#   no-op     krmgraph render of the tree it just rendered, vs the time to
+#             read and blake3-hash every file of the tree (hash-tree)
+#   one edit  krmgraph render after one leaf resource changed
+# with wall time and peak memory (/usr/bin/time).
+#
+# Usage: benches/cache-bench.sh [--builtins] [--no-kpt] [fanout depth resources]
+# (default 4 4 20: 341 packages, 6,820 resources, every Kptfile running the
+# identity `exec: cat`; --builtins: set-namespace + set-labels built in,
+# which kpt cannot run here, so it implies --no-kpt).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+builtins= kpt=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --builtins) builtins=1; kpt=; shift ;;
+    --no-kpt) kpt=; shift ;;
+    *) break ;;
+  esac
+done
+fanout=${1:-4} depth=${2:-4} resources=${3:-20}
+cargo build --release -q -p krmgraph -p krmgraph-benches
+krmgraph=$PWD/target/release/krmgraph
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export KRMGRAPH_CACHE_DIR="$work/cache"
+if [ -n "$builtins" ]; then
+  fns=(--fn $'- image: gcr.io/kpt-fn/set-namespace:v0.1.3\n      configMap:\n        namespace: prod'
+       --fn $'- image: gcr.io/kpt-fn/set-labels:v0.1.4\n      configMap:\n        tier: backend')
+else
+  fns=(--fn '- exec: cat')
+fi
+target/release/gen-monorepo "$work/src" --fanout "$fanout" --depth "$depth" --resources "$resources" "${fns[@]}"
+
+measure() { # label, command...
+  local label=$1; shift
+  /usr/bin/time -f "%e %M" -o "$work/$label.time" "$@" >/dev/null 2>"$work/$label.err" || {
+    echo "$label failed:"; tail -5 "$work/$label.err"; exit 1; }
+  read -r secs kb <"$work/$label.time"
+  printf '%-18s %8.2f s  %8.1f MB peak\n' "$label" "$secs" "$(echo "$kb/1024" | bc -l)"
+}
+secs() { cut -d' ' -f1 "$work/$1.time"; }
+kb() { cut -d' ' -f2 "$work/$1.time"; }
+
+cp -r "$work/src" "$work/krmgraph"
+if [ -n "$kpt" ]; then
+  cp -r "$work/src" "$work/kpt"
+  measure kpt-cold kpt fn render "$work/kpt" --allow-exec
+fi
+measure krmgraph-cold "$krmgraph" render "$work/krmgraph" --allow-exec
+if [ -n "$kpt" ]; then
+  diff -r "$work/kpt" "$work/krmgraph" >/dev/null && echo "outputs: identical" || { echo "outputs DIFFER"; exit 1; }
+fi
+measure krmgraph-no-op "$krmgraph" render "$work/krmgraph" --allow-exec
+target/release/hash-tree "$work/krmgraph" | tee "$work/hash.txt"
+# One leaf edit: a resource of the last leaf package gets a new label.
+leaf=$(find "$work/krmgraph" -name Kptfile -printf '%d %h\n' | sort -n | tail -1 | cut -d' ' -f2)
+file=$(find "$leaf" -maxdepth 1 -name '*.yaml' | sort | head -1)
+sed -i '0,/^  name: /s//  labels:\n    edited: "yes"\n  name: /' "$file"
+measure krmgraph-one-edit "$krmgraph" render "$work/krmgraph" --allow-exec
+
+hash_s=$(sed -E 's/.* in ([0-9.]+) s.*/\1/' "$work/hash.txt")
+printf 'no-op render %.2f s, read+hash %.4f s: %.1fx\n' "$(secs krmgraph-no-op)" "$hash_s" "$(echo "$(secs krmgraph-no-op)/($hash_s+0.0001)" | bc -l)"
+printf 'one edit / cold: %.0f%%\n' "$(echo "100*$(secs krmgraph-one-edit)/$(secs krmgraph-cold)" | bc -l)"
+if [ -n "$kpt" ]; then
+  printf 'cold speed-up vs kpt: %.1fx   peak memory: %.0f%% of kpt\n' \
+    "$(echo "$(secs kpt-cold)/$(secs krmgraph-cold)" | bc -l)" "$(echo "100*$(kb krmgraph-cold)/$(kb kpt-cold)" | bc -l)"
+fi
