@@ -144,6 +144,7 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
 }
 
 fn try_run(args: RenderArgs) -> Result<(), ()> {
+    let started = std::time::Instant::now();
     let output = parse_output(args.output.as_deref())?.unwrap_or(Output::InPlace);
     if let Some(dir) = &args.results_dir {
         if let Err(e) = std::fs::create_dir_all(dir) {
@@ -172,7 +173,13 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
     };
     let cached = if output == Output::InPlace && !args.no_cache {
         match crate::cache::lookup(&pkg, &options, args.cache_dir.as_deref(), args.verify) {
-            crate::cache::Lookup::Done => return Ok(()),
+            crate::cache::Lookup::Done => {
+                summary(&format!(
+                    "rendered from the cache in {:.2?}",
+                    started.elapsed()
+                ));
+                return Ok(());
+            }
             crate::cache::Lookup::Failed => return Err(()),
             crate::cache::Lookup::Miss(cached) => cached,
         }
@@ -201,12 +208,32 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
                 cached.record(&pkg, &options, stderr, results, args.verify)?;
             }
             print_results_file(outcome.results_file.as_deref());
+            summary(&format!(
+                "{} function(s) run in {} package(s), {:.2?}{}",
+                outcome.functions,
+                outcome.packages,
+                started.elapsed(),
+                if cached.is_some() {
+                    "; recorded in the cache"
+                } else {
+                    ""
+                }
+            ));
             Ok(())
         }
         Err(failure) => {
             report_failure(&failure);
             Err(())
         }
+    }
+}
+
+/// krmgraph's own summary line, on a terminal only: piped or captured
+/// stderr stays exactly kpt's.
+fn summary(text: &str) {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        eprintln!("krmgraph: {text}");
     }
 }
 
