@@ -54,6 +54,11 @@ pub struct GraphArgs {
     #[arg(long = "no-builtins")]
     pub no_builtins: bool,
 
+    /// Run this image in a container runtime even though krmgraph has a
+    /// built-in for it (repeatable; without a tag, every tag).
+    #[arg(long = "no-builtin", value_name = "IMAGE")]
+    pub no_builtin: Vec<String>,
+
     /// The cache directory, as for `render`.
     #[arg(long = "cache-dir")]
     pub cache_dir: Option<PathBuf>,
@@ -154,6 +159,11 @@ pub struct FnEvalArgs {
     #[arg(long = "no-builtins")]
     pub no_builtins: bool,
 
+    /// Run this image in a container runtime even though krmgraph has a
+    /// built-in for it (repeatable; without a tag, every tag).
+    #[arg(long = "no-builtin", value_name = "IMAGE")]
+    pub no_builtin: Vec<String>,
+
     /// Truncate function Results and Stderr to 4 lines.
     #[arg(long = "truncate-output", action = ArgAction::Set, num_args = 0..=1,
           default_value_t = true, default_missing_value = "true", require_equals = true)]
@@ -209,6 +219,11 @@ pub struct RenderArgs {
     /// runtime).
     #[arg(long = "no-builtins")]
     pub no_builtins: bool,
+
+    /// Run this image in a container runtime even though krmgraph has a
+    /// built-in for it (repeatable; without a tag, every tag).
+    #[arg(long = "no-builtin", value_name = "IMAGE")]
+    pub no_builtin: Vec<String>,
 
     /// The order pipelines run in: `dfs` (subpackages first, kpt's
     /// default) or `bfs` (the root first, level by level). Default: `bfs`

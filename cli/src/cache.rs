@@ -244,6 +244,7 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
     };
     options.runner.allow_exec = args.allow_exec;
     options.runner.no_builtins = args.no_builtins;
+    options.runner.no_builtin_images = args.no_builtin.clone();
     let effective = match order {
         Some(o) => o,
         None => match krmgraph_engine::package::Package::load(&pkg, pkg.parent().unwrap_or(&pkg)) {
@@ -254,7 +255,7 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
             }
         },
     };
-    let g = match graph::build(&pkg, effective, args.no_builtins) {
+    let g = match graph::build(&pkg, effective, &options.runner) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("Error: {e} ");

@@ -116,6 +116,7 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
             image_pull_policy: args.image_pull_policy.clone(),
             truncate_output: args.truncate_output,
             no_builtins: args.no_builtins,
+            no_builtin_images: args.no_builtin.clone(),
         },
     };
     let mut reporter = StderrReporter {
@@ -162,6 +163,7 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             image_pull_policy: args.image_pull_policy.clone(),
             truncate_output: args.truncate_output,
             no_builtins: args.no_builtins,
+            no_builtin_images: args.no_builtin.clone(),
         },
         order: args.order.map(|o| match o {
             crate::args::OrderArg::Dfs => krmgraph_engine::render::Order::DepthFirst,

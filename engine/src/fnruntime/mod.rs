@@ -38,6 +38,24 @@ pub struct RunnerOptions {
     /// `--no-builtins`: run every image in a container runtime, never as a
     /// built-in.
     pub no_builtins: bool,
+    /// `--no-builtin IMAGE`: these images run in a container runtime even
+    /// though krmgraph has a built-in for them (an image with a tag matches
+    /// that tag only; without one, every tag).
+    pub no_builtin_images: Vec<String>,
+}
+
+impl RunnerOptions {
+    /// Whether the resolved `image` may run as a built-in.
+    pub fn uses_builtin(&self, image: &str) -> bool {
+        if self.no_builtins {
+            return false;
+        }
+        let untagged = builtin::split_image(image).0;
+        !self.no_builtin_images.iter().any(|listed| {
+            let listed = resolve_image(listed);
+            listed == image || listed == untagged
+        })
+    }
 }
 
 impl Default for RunnerOptions {
@@ -48,6 +66,7 @@ impl Default for RunnerOptions {
             image_pull_policy: "IfNotPresent".into(),
             truncate_output: true,
             no_builtins: false,
+            no_builtin_images: Vec::new(),
         }
     }
 }
@@ -148,13 +167,17 @@ impl FunctionRunner {
         let name = match &kind {
             FunctionKind::Exec(s) | FunctionKind::Image(s) => s.clone(),
         };
+        let use_builtins = match &kind {
+            FunctionKind::Image(image) => options.uses_builtin(image),
+            FunctionKind::Exec(_) => false,
+        };
         Ok(FunctionRunner {
             name,
             kind,
             config: function_config(f, package_dir)?,
             show_resource_count: !f.selectors.is_empty() || !f.exclusions.is_empty(),
             package_dir: package_dir.to_string_lossy().into_owned(),
-            use_builtins: !options.no_builtins,
+            use_builtins,
             set_package_path: true,
         })
     }
@@ -311,8 +334,11 @@ impl FunctionRunner {
             FunctionKind::Exec(command) => exec::run(command, stdin, exec::DEFAULT_TIMEOUT)
                 .map_err(|e| FnError::Message(e.to_string())),
             FunctionKind::Image(image) => {
-                match builtin::lookup(image).filter(|_| self.use_builtins) {
-                    Some(b) => Ok((b.run)(stdin)),
+                match builtin::lookup(image) {
+                    Some(b) if self.use_builtins => Ok((b.run)(stdin)),
+                    Some(_) => Err(FnError::Message(format!(
+                        "image {image} is set to run in a container (--no-builtin/--no-builtins) and no container engine is available"
+                    ))),
                     None => Err(FnError::Message(format!(
                         "image {image} is not a built-in and no container engine is available"
                     ))),

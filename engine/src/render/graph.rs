@@ -16,6 +16,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::shortcut::{function_identity, Entry, Snapshot};
 use super::{Order, RenderError};
+use crate::fnruntime::RunnerOptions;
 use crate::package::{direct_subpackages, Package};
 
 /// A node of the render graph.
@@ -76,7 +77,11 @@ pub struct RenderGraph {
 }
 
 /// Builds the render graph of the tree at `root` in `order`.
-pub fn build(root: &Path, order: Order, no_builtins: bool) -> Result<RenderGraph, RenderError> {
+pub fn build(
+    root: &Path,
+    order: Order,
+    runner: &RunnerOptions,
+) -> Result<RenderGraph, RenderError> {
     let root_parent = root.parent().unwrap_or(Path::new("/")).to_path_buf();
     let snapshot = Snapshot::read(root)
         .map_err(|e| RenderError::Message(format!("{}: {e}", root.display())))?;
@@ -85,7 +90,7 @@ pub fn build(root: &Path, order: Order, no_builtins: bool) -> Result<RenderGraph
         order: Vec::new(),
         root: root.to_path_buf(),
         snapshot,
-        no_builtins,
+        runner: runner.clone(),
     };
     let root_pkg = Package::load(root, &root_parent)?;
     match order {
@@ -105,7 +110,7 @@ struct Builder {
     order: Vec<NodeIndex>,
     root: std::path::PathBuf,
     snapshot: Snapshot,
-    no_builtins: bool,
+    runner: RunnerOptions,
 }
 
 impl Builder {
@@ -151,7 +156,7 @@ impl Builder {
             let mut h = blake3::Hasher::new();
             h.update(key.as_bytes());
             h.update(&(index as u64).to_le_bytes());
-            h.update(&function_identity(f, self.no_builtins).unwrap_or_default());
+            h.update(&function_identity(f, &self.runner).unwrap_or_default());
             h.update(function.as_bytes());
             let step = self.add(GraphNode::Step {
                 package: pkg.display_path.clone(),
@@ -325,7 +330,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("root");
         tree(&root);
-        let dfs = build(&root, Order::DepthFirst, false).unwrap();
+        let dfs = build(&root, Order::DepthFirst, &RunnerOptions::default()).unwrap();
         assert_eq!(
             labels(&dfs),
             [
@@ -341,7 +346,7 @@ mod tests {
         assert!(
             to_text(&dfs, "miss").contains("root mutator[0] gcr.io/kpt-functions/no-op  <- #1 #2")
         );
-        let bfs = build(&root, Order::BreadthFirst, false).unwrap();
+        let bfs = build(&root, Order::BreadthFirst, &RunnerOptions::default()).unwrap();
         assert_eq!(
             labels(&bfs)[0],
             "root mutator[0] gcr.io/kpt-functions/no-op"
@@ -358,7 +363,7 @@ mod tests {
             .map(|&i| dfs.graph[i].key().to_string())
             .collect();
         std::fs::write(root.join("a/cm.yaml"), "kind: Secret\n").unwrap();
-        let after_g = build(&root, Order::DepthFirst, false).unwrap();
+        let after_g = build(&root, Order::DepthFirst, &RunnerOptions::default()).unwrap();
         let after: Vec<String> = after_g
             .order
             .iter()

@@ -27,7 +27,7 @@ use std::path::Path;
 use krmgraph_cache::{Digest, Store};
 
 use super::{Order, RenderOptions};
-use crate::fnruntime::{builtin, exec, resolve_image};
+use crate::fnruntime::{builtin, exec, resolve_image, RunnerOptions};
 use crate::kptfile::KPTFILE_NAME;
 
 /// The key schema: bump it when what a key covers changes.
@@ -181,6 +181,9 @@ pub fn render_key(snapshot: &Snapshot, root: &Path, options: &RenderOptions) -> 
     ] {
         h.field(flag.as_bytes());
     }
+    for image in &runner.no_builtin_images {
+        h.field(image.as_bytes());
+    }
     for (path, entry) in &snapshot.entries {
         h.field(path.as_bytes());
         match entry {
@@ -197,7 +200,7 @@ pub fn render_key(snapshot: &Snapshot, root: &Path, options: &RenderOptions) -> 
     for (path, entry) in &snapshot.entries {
         let is_kptfile = path == KPTFILE_NAME || path.ends_with(&format!("/{KPTFILE_NAME}"));
         if let (true, Entry::File(bytes)) = (is_kptfile, entry) {
-            for identity in function_identities(path, bytes, runner.no_builtins)? {
+            for identity in function_identities(path, bytes, runner)? {
                 h.field(&identity);
             }
         }
@@ -226,7 +229,7 @@ impl Hasher {
 
 /// What identifies each function of a Kptfile beyond its text: the
 /// built-in's behaviour version, or the exec program's content.
-fn function_identities(path: &str, bytes: &[u8], no_builtins: bool) -> Option<Vec<Vec<u8>>> {
+fn function_identities(path: &str, bytes: &[u8], runner: &RunnerOptions) -> Option<Vec<Vec<u8>>> {
     let dir = Path::new(path).parent().unwrap_or(Path::new(""));
     let kptfile = crate::kptfile::parse(dir, bytes).ok()?;
     let pipeline = &kptfile.pipeline;
@@ -234,7 +237,7 @@ fn function_identities(path: &str, bytes: &[u8], no_builtins: bool) -> Option<Ve
         .mutators
         .iter()
         .chain(&pipeline.validators)
-        .map(|f| function_identity(f, no_builtins))
+        .map(|f| function_identity(f, runner))
         .collect()
 }
 
@@ -243,7 +246,7 @@ fn function_identities(path: &str, bytes: &[u8], no_builtins: bool) -> Option<Ve
 /// be read.
 pub(crate) fn function_identity(
     f: &crate::kptfile::Function,
-    no_builtins: bool,
+    runner: &RunnerOptions,
 ) -> Option<Vec<u8>> {
     if !f.exec.is_empty() {
         let words = exec::split_command(&f.exec).ok()?;
@@ -252,10 +255,12 @@ pub(crate) fn function_identity(
         return Some(blake3::hash(&content).as_bytes().to_vec());
     }
     let image = resolve_image(&f.image);
-    Some(match builtin::lookup(&image).filter(|_| !no_builtins) {
-        Some(b) => format!("builtin {} {}", b.name, b.version).into_bytes(),
-        None => format!("image {image}").into_bytes(),
-    })
+    Some(
+        match builtin::lookup(&image).filter(|_| runner.uses_builtin(&image)) {
+            Some(b) => format!("builtin {} {}", b.name, b.version).into_bytes(),
+            None => format!("image {image}").into_bytes(),
+        },
+    )
 }
 
 /// Output names and meta kinds of the records.

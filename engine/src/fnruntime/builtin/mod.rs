@@ -108,7 +108,7 @@ pub fn all() -> impl Iterator<Item = &'static Builtin> {
 }
 
 /// Splits a resolved image reference into registry+name and tag.
-fn split_image(image: &str) -> (&str, &str) {
+pub fn split_image(image: &str) -> (&str, &str) {
     let image = image.split('@').next().unwrap_or(image);
     match image.rfind(':') {
         Some(i) if !image[i..].contains('/') => (&image[..i], &image[i + 1..]),
