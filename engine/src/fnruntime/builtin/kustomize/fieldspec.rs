@@ -46,7 +46,7 @@ impl FieldSpec {
             version: text("version"),
             kind: text("kind"),
             path: text("path"),
-            create: text("create") == "true",
+            create: is_true(&text("create")),
         }
     }
 
@@ -60,6 +60,15 @@ impl FieldSpec {
             && (self.group.is_empty() || self.group == group)
             && (self.version.is_empty() || self.version == version)
     }
+}
+
+/// go-yaml v3 decoding a scalar into a `bool` field: YAML 1.2 `true`, and
+/// for compatibility YAML 1.1's `yes`, `on`, `y`.
+fn is_true(value: &str) -> bool {
+    matches!(
+        value,
+        "true" | "True" | "TRUE" | "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON"
+    )
 }
 
 /// The specs of a config's `fieldSpecs` list (none when absent).
