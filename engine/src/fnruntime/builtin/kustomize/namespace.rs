@@ -36,10 +36,12 @@ impl Function for SetNamespace {
         let mut f = SetNamespace::default();
         match config::kind(fn_config, Self::CONFIG_KIND)? {
             config::Kind::ConfigMap(data) => {
+                // `data` is a Go map: of repeated keys, the last wins.
                 f.namespace = data
                     .into_iter()
-                    .find(|(k, _)| k == "namespace")
+                    .filter(|(k, _)| k == "namespace")
                     .map(|(_, v)| v)
+                    .last()
                     .unwrap_or_default();
             }
             config::Kind::Typed(node) => {
