@@ -14,6 +14,12 @@
 //! - no results on success; a failure is `[error] : <message>` on stderr,
 //!   one error result, exit 1 (`failed to configure function: ...` for a
 //!   bad config, `failed to run function: ...` for a transformer error).
+//!
+//! Not reproduced, because nothing here shows what those versions did and
+//! kpt's cases never reach them: `resmap`'s refusal of two resources with
+//! the same kind, name and namespace, and its inlining of `*List` kinds.
+//! Resources without a kind or name (a `kustomization.yaml`) are changed
+//! like any other, as the e2e case `krm-check-exclude-kustomize` shows.
 
 pub mod annotations;
 mod config;

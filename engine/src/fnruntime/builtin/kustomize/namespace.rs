@@ -13,6 +13,9 @@
 //!   `namespace`;
 //! - the remaining field specs: `APIService` `spec/service/namespace`
 //!   (created) and the config's own.
+//!
+//! `Namespace` objects keep their name: kustomize's namespace filter has no
+//! step that renames them (the SDK-based versions do).
 
 use super::error::{ConfigError, RunError};
 use super::fieldspec::{self, Create, FieldSpec};
