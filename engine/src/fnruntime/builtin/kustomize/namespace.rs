@@ -42,9 +42,9 @@ impl Function for SetNamespace {
                 // `data` is a Go map: of repeated keys, the last wins.
                 f.namespace = data
                     .into_iter()
-                    .filter(|(k, _)| k == "namespace")
+                    .rev()
+                    .find(|(k, _)| k == "namespace")
                     .map(|(_, v)| v)
-                    .last()
                     .unwrap_or_default();
             }
             config::Kind::Typed(node) => {
