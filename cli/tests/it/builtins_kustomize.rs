@@ -166,6 +166,13 @@ const CASES: &[Case] = &[
         must_fail: false,
     },
     Case {
+        // The short form kpt expands to `gcr.io/kpt-fn/`.
+        image: "set-labels:v0.1",
+        config: "configMap:\n        tier: frontend",
+        files: &[],
+        must_fail: false,
+    },
+    Case {
         image: "gcr.io/kpt-fn/set-labels:v0.1.5",
         config: "configPath: labels.yaml",
         files: &[("labels.yaml", LABEL_CONFIG)],
@@ -201,16 +208,28 @@ fn write_package(dir: &Path, function: &str, case: &Case) {
     }
 }
 
-/// kpt's output with the exec command spelled as the image.
+/// kpt's output with the exec command spelled as the image: as written in
+/// the Kptfile, and as kpt reports it (a short name expanded to
+/// `gcr.io/kpt-fn/`) in progress lines and `results.yaml`.
 fn as_image(mut r: Rendered, exec: &str, image: &str) -> Rendered {
-    let fix = |s: &str| {
+    let reported = if image.contains('/') {
+        image.to_string()
+    } else {
+        format!("gcr.io/kpt-fn/{image}")
+    };
+    let fix = |s: &str, image: &str| {
         s.replace(&format!("exec: {exec}"), &format!("image: {image}"))
             .replace(&format!("\"{exec}\""), &format!("\"{image}\""))
     };
-    r.stdout = fix(&r.stdout);
-    r.stderr = fix(&r.stderr);
-    for bytes in r.files.values_mut() {
-        *bytes = fix(&String::from_utf8_lossy(bytes)).into_bytes();
+    r.stdout = fix(&r.stdout, image);
+    r.stderr = fix(&r.stderr, &reported);
+    for (name, bytes) in r.files.iter_mut() {
+        let image = if name.contains("results.yaml") {
+            &reported
+        } else {
+            image
+        };
+        *bytes = fix(&String::from_utf8_lossy(bytes), image).into_bytes();
     }
     r
 }

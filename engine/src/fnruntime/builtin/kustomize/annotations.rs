@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use super::error::{ConfigError, RunError};
 use super::fieldspec::{self, Create, FieldSpec};
 use super::{config, Function};
 use crate::kyaml::rnode;
@@ -26,7 +27,7 @@ pub struct SetAnnotations {
 impl Function for SetAnnotations {
     const CONFIG_KIND: &'static str = "SetAnnotationConfig";
 
-    fn configure(fn_config: Option<&Node>) -> Result<SetAnnotations, String> {
+    fn configure(fn_config: Option<&Node>) -> Result<SetAnnotations, ConfigError> {
         let mut f = SetAnnotations::default();
         match config::kind(fn_config, Self::CONFIG_KIND)? {
             config::Kind::ConfigMap(data) => f.annotations.extend(data),
@@ -37,13 +38,13 @@ impl Function for SetAnnotations {
             }
         }
         if f.annotations.is_empty() {
-            return Err("input annotation list cannot be empty".into());
+            return Err(ConfigError::EmptyAnnotations);
         }
         f.field_specs.extend(common_annotations());
         Ok(f)
     }
 
-    fn transform(&self, item: &mut Node) -> Result<(), String> {
+    fn transform(&self, item: &mut Node) -> Result<(), RunError> {
         for (key, value) in &self.annotations {
             let set = fieldspec::set_entry(key, value);
             fieldspec::apply(&self.field_specs, item, Create::Mapping, &set)?;

@@ -1,6 +1,7 @@
 //! Reading a kustomize-era function's config: a `v1` `ConfigMap` (its
 //! `data`) or the function's own `fn.kpt.dev/v1alpha1` kind.
 
+use super::error::ConfigError;
 use crate::kyaml::rnode;
 use crate::yaml::Node;
 
@@ -17,7 +18,10 @@ pub enum Kind<'a> {
 
 /// Classifies `fn_config`; anything else (or none) is an error naming the
 /// two accepted kinds.
-pub fn kind<'a>(fn_config: Option<&'a Node>, typed_kind: &str) -> Result<Kind<'a>, String> {
+pub fn kind<'a>(
+    fn_config: Option<&'a Node>,
+    typed_kind: &'static str,
+) -> Result<Kind<'a>, ConfigError> {
     let node = fn_config.map(rnode::y_node);
     let (api_version, kind) = node.map(rnode::type_meta).unwrap_or_default();
     match (api_version, kind) {
@@ -27,9 +31,7 @@ pub fn kind<'a>(fn_config: Option<&'a Node>, typed_kind: &str) -> Result<Kind<'a
         (FN_CONFIG_API_VERSION, k) if k == typed_kind => {
             Ok(Kind::Typed(node.expect("a config with a kind")))
         }
-        _ => Err(format!(
-            "function config must be a ConfigMap or {typed_kind}"
-        )),
+        _ => Err(ConfigError::WrongKind(typed_kind)),
     }
 }
 

@@ -6,6 +6,7 @@
 //! missing mappings when the spec says `create`, and calls a setter on the
 //! field at the end.
 
+use super::error::{FieldError, RunError};
 use crate::kyaml::rnode::{self, FieldSetter};
 use crate::yaml::node::tag;
 use crate::yaml::{Kind, Node};
@@ -46,7 +47,7 @@ impl FieldSpec {
             version: text("version"),
             kind: text("kind"),
             path: text("path"),
-            create: text("create") == "true",
+            create: is_true(&text("create")),
         }
     }
 
@@ -60,6 +61,15 @@ impl FieldSpec {
             && (self.group.is_empty() || self.group == group)
             && (self.version.is_empty() || self.version == version)
     }
+}
+
+/// go-yaml v3 decoding a scalar into a `bool` field: YAML 1.2 `true`, and
+/// for compatibility YAML 1.1's `yes`, `on`, `y`.
+fn is_true(value: &str) -> bool {
+    matches!(
+        value,
+        "true" | "True" | "TRUE" | "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON"
+    )
 }
 
 /// The specs of a config's `fieldSpecs` list (none when absent).
@@ -89,10 +99,10 @@ impl Create {
 }
 
 /// How the field at the end of a path is set.
-pub type Setter<'a> = &'a dyn Fn(&mut Node) -> Result<(), String>;
+pub type Setter<'a> = &'a dyn Fn(&mut Node) -> Result<(), FieldError>;
 
 /// `SetScalar(value)`: replaces the scalar, keeping its style.
-pub fn set_scalar(value: &str) -> impl Fn(&mut Node) -> Result<(), String> + '_ {
+pub fn set_scalar(value: &str) -> impl Fn(&mut Node) -> Result<(), FieldError> + '_ {
     move |node| {
         FieldSetter {
             value: Some(rnode::new_scalar(value)),
@@ -100,7 +110,7 @@ pub fn set_scalar(value: &str) -> impl Fn(&mut Node) -> Result<(), String> + '_ 
         }
         .filter(node)
         .map(|_| ())
-        .map_err(|e| e.to_string())
+        .map_err(FieldError::Set)
     }
 }
 
@@ -108,12 +118,12 @@ pub fn set_scalar(value: &str) -> impl Fn(&mut Node) -> Result<(), String> + '_ 
 pub fn set_entry<'a>(
     key: &'a str,
     value: &'a str,
-) -> impl Fn(&mut Node) -> Result<(), String> + 'a {
+) -> impl Fn(&mut Node) -> Result<(), FieldError> + 'a {
     move |node| {
         FieldSetter::new(key, Node::string(value))
             .filter(node)
             .map(|_| ())
-            .map_err(|e| e.to_string())
+            .map_err(FieldError::Set)
     }
 }
 
@@ -124,7 +134,7 @@ pub fn apply(
     item: &mut Node,
     create: Create,
     set: Setter,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     for spec in specs {
         let (api_version, kind) = rnode::type_meta(rnode::y_node(item));
         if !spec.matches(api_version, kind) {
@@ -132,12 +142,12 @@ pub fn apply(
         }
         let path = split_path(&spec.path);
         let walk = Walk { spec, create, set };
-        if let Err(e) = walk.filter(rnode::y_node_mut(item), &path) {
-            let text = crate::kyaml::node_to_string(item).unwrap_or_default();
-            return Err(format!(
-                "considering field '{}' of object\n{text}: {e}",
-                spec.path
-            ));
+        if let Err(cause) = walk.filter(rnode::y_node_mut(item), &path) {
+            return Err(RunError::Field {
+                path: spec.path.clone(),
+                object: crate::kyaml::node_to_string(item).unwrap_or_default(),
+                cause,
+            });
         }
     }
     Ok(())
@@ -167,7 +177,7 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn filter(&self, node: &mut Node, path: &[String]) -> Result<(), String> {
+    fn filter(&self, node: &mut Node, path: &[String]) -> Result<(), FieldError> {
         let Some((first, rest)) = path.split_first() else {
             return (self.set)(node);
         };
@@ -178,9 +188,11 @@ impl Walk<'_> {
             // The path has no part for list items: every item follows it.
             Kind::Sequence => {
                 for item in &mut node.content {
-                    self.filter(item, path).map_err(|e| {
-                        format!("visit traversal on path: [{}]: {e}", path.join(" "))
-                    })?;
+                    self.filter(item, path)
+                        .map_err(|cause| FieldError::Traversal {
+                            path: path.join(" "),
+                            cause: Box::new(cause),
+                        })?;
                 }
                 Ok(())
             }
@@ -188,18 +200,18 @@ impl Walk<'_> {
             // kustomize follows aliases; the nodes kpt hands over have none
             // that a field spec could reach usefully, so they are left alone.
             Kind::Alias => Ok(()),
-            _ => Err("expected sequence or mapping node".into()),
+            _ => Err(FieldError::NotACollection),
         }
     }
 
     /// `handleMap`: finds (or creates) the field named by `first`.
-    fn field(&self, node: &mut Node, first: &str, rest: &[String]) -> Result<(), String> {
+    fn field(&self, node: &mut Node, first: &str, rest: &[String]) -> Result<(), FieldError> {
         let (name, is_seq) = match first.strip_suffix("[]") {
             Some(n) => (n, true),
             None => (first, false),
         };
         if name.is_empty() {
-            return Err("cannot set or create an empty field name".into());
+            return Err(FieldError::EmptyFieldName);
         }
         // The kind (and tag) a missing or null field turns into; `None`
         // when the spec does not create.

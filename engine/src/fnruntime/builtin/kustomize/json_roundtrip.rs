@@ -24,16 +24,27 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
+use super::error::RunError;
 use crate::fnruntime::results;
 use crate::kyaml::json;
 use crate::yaml::node::{tag, Style};
 use crate::yaml::{Kind, Node};
 
+const MARSHAL_ERROR_PREFIX: &str = "json: error calling MarshalJSON for type *yaml.RNode: ";
+
 /// Replaces `item` (a document or its root) with what comes back from the
 /// round trip. Comments are lost, as in the original; kpt restores them.
-pub fn normalize(item: &mut Node) -> Result<(), String> {
-    let bytes = json::encode_resource(item).map_err(|e| e.to_string())?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+pub fn normalize(item: &mut Node) -> Result<(), RunError> {
+    // `AsYAML` calls `MarshalJSON` itself, so its errors come without the
+    // wrapper `encoding/json` adds around a marshaler's error.
+    let bytes = json::encode_resource(item).map_err(|e| {
+        let message = e.to_string();
+        RunError::Json(match message.strip_prefix(MARSHAL_ERROR_PREFIX) {
+            Some(inner) => inner.to_string(),
+            None => message,
+        })
+    })?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| RunError::Json(e.to_string()))?;
     let root = to_node(&value);
     match item.kind {
         Kind::Document => item.content = vec![root],
@@ -212,6 +223,15 @@ mod tests {
             normalize(&mut node).unwrap();
             assert_eq!(emit(&node), *want, "input {input:?}");
         }
+    }
+
+    #[test]
+    fn reports_marshal_errors_unwrapped() {
+        let mut node = parse("kind: A\nspec:\n  1: a\n");
+        assert_eq!(
+            normalize(&mut node).unwrap_err().to_string(),
+            "json: unsupported type: map[interface {}]interface {}"
+        );
     }
 
     #[test]

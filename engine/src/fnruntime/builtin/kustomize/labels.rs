@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use super::error::{ConfigError, RunError};
 use super::fieldspec::{self, Create, FieldSpec};
 use super::{config, Function};
 use crate::kyaml::rnode;
@@ -27,7 +28,7 @@ pub struct SetLabels {
 impl Function for SetLabels {
     const CONFIG_KIND: &'static str = "SetLabelConfig";
 
-    fn configure(fn_config: Option<&Node>) -> Result<SetLabels, String> {
+    fn configure(fn_config: Option<&Node>) -> Result<SetLabels, ConfigError> {
         let mut f = SetLabels::default();
         match config::kind(fn_config, Self::CONFIG_KIND)? {
             config::Kind::ConfigMap(data) => f.labels.extend(data),
@@ -38,13 +39,13 @@ impl Function for SetLabels {
             }
         }
         if f.labels.is_empty() {
-            return Err("input label list cannot be empty".into());
+            return Err(ConfigError::EmptyLabels);
         }
         f.field_specs.extend(common_labels());
         Ok(f)
     }
 
-    fn transform(&self, item: &mut Node) -> Result<(), String> {
+    fn transform(&self, item: &mut Node) -> Result<(), RunError> {
         for (key, value) in &self.labels {
             let set = fieldspec::set_entry(key, value);
             fieldspec::apply(&self.field_specs, item, Create::Mapping, &set)?;

@@ -14,9 +14,16 @@
 //! - no results on success; a failure is `[error] : <message>` on stderr,
 //!   one error result, exit 1 (`failed to configure function: ...` for a
 //!   bad config, `failed to run function: ...` for a transformer error).
+//!
+//! Not reproduced, because nothing here shows what those versions did and
+//! kpt's cases never reach them: `resmap`'s refusal of two resources with
+//! the same kind, name and namespace, and its inlining of `*List` kinds.
+//! Resources without a kind or name (a `kustomization.yaml`) are changed
+//! like any other, as the e2e case `krm-check-exclude-kustomize` shows.
 
 pub mod annotations;
 mod config;
+pub mod error;
 pub mod fieldspec;
 pub mod json_roundtrip;
 pub mod labels;
@@ -26,6 +33,7 @@ use super::apply_setters::report;
 use super::{framework, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::yaml::Node;
+use error::{ConfigError, Error, RunError};
 
 /// The v0.1.x tags of the three functions. `v0.1` floats to the newest
 /// v0.1.x, which behaves the same.
@@ -68,10 +76,10 @@ pub trait Function: Sized {
     const CONFIG_KIND: &'static str;
 
     /// Reads and validates the functionConfig.
-    fn configure(fn_config: Option<&Node>) -> Result<Self, String>;
+    fn configure(fn_config: Option<&Node>) -> Result<Self, ConfigError>;
 
     /// Transforms one item in place (before the JSON round trip).
-    fn transform(&self, item: &mut Node) -> Result<(), String>;
+    fn transform(&self, item: &mut Node) -> Result<(), RunError>;
 }
 
 /// Runs `F` as its kyaml framework command does.
@@ -82,9 +90,7 @@ pub fn run<F: Function>(input: &[u8]) -> ProcessOutput {
     };
     let function = match F::configure(list.function_config.as_ref()) {
         Ok(f) => f,
-        Err(e) => {
-            return report::kyaml_failure(list, &format!("failed to configure function: {e}"))
-        }
+        Err(e) => return report::kyaml_failure(list, &Error::Configure(e).to_string()),
     };
     let result = list.items.iter_mut().try_for_each(|item| {
         function.transform(item)?;
@@ -95,7 +101,7 @@ pub fn run<F: Function>(input: &[u8]) -> ProcessOutput {
         Err(e) => {
             // The function assigns its (nil) output to the items on error.
             list.items.clear();
-            report::kyaml_failure(list, &format!("failed to run function: {e}"))
+            report::kyaml_failure(list, &Error::Run(e).to_string())
         }
     }
 }

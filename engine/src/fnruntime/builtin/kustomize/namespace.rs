@@ -13,7 +13,11 @@
 //!   `namespace`;
 //! - the remaining field specs: `APIService` `spec/service/namespace`
 //!   (created) and the config's own.
+//!
+//! `Namespace` objects keep their name: kustomize's namespace filter has no
+//! step that renames them (the SDK-based versions do).
 
+use super::error::{ConfigError, RunError};
 use super::fieldspec::{self, Create, FieldSpec};
 use super::{config, Function};
 use crate::kyaml::rnode;
@@ -31,12 +35,14 @@ pub struct SetNamespace {
 impl Function for SetNamespace {
     const CONFIG_KIND: &'static str = "SetNamespaceConfig";
 
-    fn configure(fn_config: Option<&Node>) -> Result<SetNamespace, String> {
+    fn configure(fn_config: Option<&Node>) -> Result<SetNamespace, ConfigError> {
         let mut f = SetNamespace::default();
         match config::kind(fn_config, Self::CONFIG_KIND)? {
             config::Kind::ConfigMap(data) => {
+                // `data` is a Go map: of repeated keys, the last wins.
                 f.namespace = data
                     .into_iter()
+                    .rev()
                     .find(|(k, _)| k == "namespace")
                     .map(|(_, v)| v)
                     .unwrap_or_default();
@@ -47,7 +53,7 @@ impl Function for SetNamespace {
             }
         }
         if f.namespace.is_empty() {
-            return Err("input namespace cannot be empty".into());
+            return Err(ConfigError::EmptyNamespace);
         }
         // The default specs follow the config's; the ones the hard-coded
         // steps below implement are dropped (`removeFieldSpecsForHacks`).
@@ -60,7 +66,7 @@ impl Function for SetNamespace {
         Ok(f)
     }
 
-    fn transform(&self, item: &mut Node) -> Result<(), String> {
+    fn transform(&self, item: &mut Node) -> Result<(), RunError> {
         let (api_version, kind) = rnode::type_meta(rnode::y_node(item));
         let (api_version, kind) = (api_version.to_string(), kind.to_string());
         let set = fieldspec::set_scalar(&self.namespace);
@@ -78,22 +84,22 @@ impl Function for SetNamespace {
 impl SetNamespace {
     /// `roleBindingHack`: `namespace` on the subjects whose name matches
     /// `default`.
-    fn set_subjects(&self, root: &mut Node) -> Result<(), String> {
+    fn set_subjects(&self, root: &mut Node) -> Result<(), RunError> {
         let Some(subjects) = rnode::field_value_mut(root, "subjects") else {
             return Ok(());
         };
         if rnode::is_missing_or_null(Some(subjects)) {
             return Ok(());
         }
-        rnode::error_if_invalid(subjects, Kind::Sequence).map_err(|e| e.to_string())?;
+        rnode::error_if_invalid(subjects, Kind::Sequence).map_err(RunError::Subjects)?;
         for subject in &mut subjects.content {
-            rnode::error_if_invalid(subject, Kind::Mapping).map_err(|e| e.to_string())?;
+            rnode::error_if_invalid(subject, Kind::Mapping).map_err(RunError::Subjects)?;
             // `yaml.Match("default")` is an unanchored regular expression.
             let is_default = rnode::field_value(subject, "name")
                 .is_some_and(|n| n.kind == Kind::Scalar && n.value.contains("default"));
             if is_default {
                 rnode::set_field(subject, "namespace", rnode::new_scalar(&self.namespace))
-                    .map_err(|e| e.to_string())?;
+                    .map_err(RunError::Subjects)?;
             }
         }
         Ok(())

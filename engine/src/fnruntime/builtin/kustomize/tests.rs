@@ -90,6 +90,33 @@ const CASES: &[Case] = &[
         items: "- apiVersion: apps/v1\n  kind: StatefulSet\n  metadata:\n    name: s\n    labels:\n  spec:\n    volumeClaimTemplates:\n    - metadata:\n        name: a\n    - spec: {}\n- apiVersion: networking.k8s.io/v1\n  kind: NetworkPolicy\n  metadata:\n    name: np\n  spec:\n    ingress:\n    - from:\n      - podSelector:\n          matchLabels:\n            a: b\n      - ipBlock: {}\n",
         want: Ok("- apiVersion: apps/v1\n  kind: StatefulSet\n  metadata:\n    labels:\n      color: blue\n    name: s\n  spec:\n    selector:\n      matchLabels:\n        color: blue\n    template:\n      metadata:\n        labels:\n          color: blue\n    volumeClaimTemplates:\n    - metadata:\n        labels:\n          color: blue\n        name: a\n    - metadata:\n        labels:\n          color: blue\n      spec: {}\n- apiVersion: networking.k8s.io/v1\n  kind: NetworkPolicy\n  metadata:\n    labels:\n      color: blue\n    name: np\n  spec:\n    ingress:\n    - from:\n      - podSelector:\n          matchLabels:\n            a: b\n            color: blue\n      - ipBlock: {}\n"),
     },
+    // A typed config's field specs come on top of the defaults; `create`
+    // reads YAML 1.1 booleans as go-yaml does for a bool field.
+    Case {
+        run: run::<SetLabels>,
+        config: "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetLabelConfig\nmetadata:\n  name: f\nlabels:\n  fruit: apple\nfieldSpecs:\n- kind: MyResource\n  group: dev.example.com\n  version: v1\n  create: yes\n  path: spec/selector/labels\n- kind: MyResource\n  path: spec/other/labels\n",
+        items: "- apiVersion: dev.example.com/v1\n  kind: MyResource\n  metadata:\n    name: r\n- apiVersion: other.com/v1\n  kind: MyResource\n  metadata:\n    name: o\n",
+        want: Ok("- apiVersion: dev.example.com/v1\n  kind: MyResource\n  metadata:\n    labels:\n      fruit: apple\n    name: r\n  spec:\n    selector:\n      labels:\n        fruit: apple\n- apiVersion: other.com/v1\n  kind: MyResource\n  metadata:\n    labels:\n      fruit: apple\n    name: o\n"),
+    },
+    Case {
+        run: run::<SetAnnotations>,
+        config: "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetAnnotationConfig\nmetadata:\n  name: f\nannotations:\n  b: \"2\"\n  a: x y\nfieldSpecs:\n- kind: MyResource\n  path: spec/annotations\n  create: true\n",
+        items: "- apiVersion: dev.example.com/v1\n  kind: MyResource\n  metadata:\n    name: r\n",
+        want: Ok("- apiVersion: dev.example.com/v1\n  kind: MyResource\n  metadata:\n    annotations:\n      a: x y\n      b: \"2\"\n    name: r\n  spec:\n    annotations:\n      a: x y\n      b: \"2\"\n"),
+    },
+    Case {
+        run: run::<SetAnnotations>,
+        config: "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetAnnotationConfig\nmetadata:\n  name: f\n",
+        items: "- apiVersion: v1\n  kind: Service\n  metadata:\n    name: s\n",
+        want: Err("[error] : failed to configure function: input annotation list cannot be empty\n"),
+    },
+    // A field spec whose path ends in a list item's scalar.
+    Case {
+        run: run::<SetNamespace>,
+        config: "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetNamespaceConfig\nmetadata:\n  name: f\nnamespace: prod\nfieldSpecs:\n- kind: MyKind\n  path: spec/name/namespace\n",
+        items: "- apiVersion: example.com/v1\n  kind: MyKind\n  metadata:\n    name: m\n    namespace: prod\n  spec:\n    name: x\n",
+        want: Err("[error] : failed to run function: considering field 'spec/name/namespace' of object\napiVersion: example.com/v1\nkind: MyKind\nmetadata:\n  name: m\n  namespace: prod\nspec:\n  name: x\n: expected sequence or mapping node\n"),
+    },
     Case {
         run: run::<SetLabels>,
         config: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: f\n",
