@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod bfs;
+mod builtins_sdk;
 mod builtins_setters;
 mod conformance;
 mod demo;
