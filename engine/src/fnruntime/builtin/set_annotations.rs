@@ -1,4 +1,4 @@
-//! `gcr.io/kpt-fn/set-annotations` `unstable` / `latest` (v0.1.4+, kyaml
+//! `gcr.io/kpt-fn/set-annotations` `unstable` / `latest` (kyaml
 //! framework with kustomize's annotations filter working on the nodes, so
 //! no JSON round trip).
 //!
@@ -30,7 +30,7 @@ use crate::yaml::{Kind, Node};
 pub static BUILTINS: &[Builtin] = &[Builtin {
     name: "set-annotations",
     registry: "gcr.io/kpt-fn/",
-    tags: &["unstable", "latest", "v0.1.4"],
+    tags: &["unstable", "latest"],
     version: "1",
     config_kinds: &["ConfigMap", "SetAnnotations"],
     run,
