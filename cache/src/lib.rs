@@ -1,2 +1,60 @@
-//! The step cache store. Empty until the build-graph issue lands: the engine
-//! renders uncached today.
+//! The step cache store: step key → [`StepRecord`], plus the output blobs
+//! the records name. It knows nothing about KRM; the engine decides what a
+//! step key covers and what the outputs are.
+//!
+//! | module | owns |
+//! | --- | --- |
+//! | `digest` | [`Digest`], the 32-byte blake3 naming keys and blobs |
+//! | `record` | [`StepRecord`] and its versioned byte encoding |
+//! | `store` | the [`Store`] trait and its reports ([`Hit`], [`Stats`], [`GcReport`], [`VerifyReport`]) |
+//! | `gc` | which records and blobs a gc removes |
+//! | `sled_store` | [`SledStore`]: sled index + blob files in a cache directory |
+//! | `blobs` | the content-addressed blob files (tmp → fsync → rename, verified reads) |
+//! | `memory` | [`MemoryStore`], for tests and uncached renders |
+//! | `location` | [`resolve_dir`]: `--cache-dir`, `KRMGRAPH_CACHE_DIR`, XDG, `$HOME` |
+//! | `error` | [`Error`] |
+//!
+//! The failure contract: the cache never fails or corrupts a render. Bad
+//! entries read as misses and are removed; a store that cannot be opened
+//! ([`Error::is_unavailable`]) means render uncached with one warning.
+//!
+//! ```
+//! use krmgraph_cache::{Digest, MemoryStore, SledStore, Store};
+//!
+//! # let dir = tempfile::tempdir().unwrap();
+//! // Open the cache; if it is locked or broken, render uncached.
+//! let store: Box<dyn Store> = match SledStore::open(dir.path()) {
+//!     Ok(store) => Box::new(store),
+//!     Err(e) if e.is_unavailable() => Box::new(MemoryStore::new()),
+//!     Err(e) => return Err(e),
+//! };
+//! let key = Digest::of(b"the step's key inputs");
+//! if store.lookup(&key)?.is_none() {
+//!     let output = b"kind: ConfigMap\n"; // run the step
+//!     store.record(&key, &[("resources", output)], b"")?;
+//! }
+//! let hit = store.lookup(&key)?.expect("recorded above");
+//! assert_eq!(hit.outputs[0], b"kind: ConfigMap\n");
+//! store.flush()?;
+//! # Ok::<(), krmgraph_cache::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+
+mod blobs;
+mod digest;
+mod error;
+mod gc;
+mod location;
+mod memory;
+mod record;
+mod sled_store;
+mod store;
+
+pub use digest::{Digest, ParseDigestError};
+pub use error::{Error, Result};
+pub use location::{resolve_dir, resolve_dir_with, ENV_CACHE_DIR};
+pub use memory::MemoryStore;
+pub use record::{DecodeError, Output, StepRecord, RECORD_VERSION};
+pub use sled_store::SledStore;
+pub use store::{BlobInfo, GcReport, Hit, Stats, Store, VerifyReport};

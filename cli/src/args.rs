@@ -23,6 +23,40 @@ pub enum Command {
     /// the built-ins.
     #[command(subcommand)]
     Fn(FnCommand),
+    /// Inspect and maintain the render cache.
+    Cache(CacheArgs),
+}
+
+/// `krmgraph cache ...`.
+#[derive(Debug, clap::Args)]
+pub struct CacheArgs {
+    /// The cache directory (default: `KRMGRAPH_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/krmgraph`, else `~/.cache/krmgraph`).
+    #[arg(long = "cache-dir", global = true)]
+    pub cache_dir: Option<PathBuf>,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: CacheCommand,
+}
+
+/// The cache subcommands.
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// Show the number and size of records and blobs.
+    Stats,
+    /// Remove unusable entries, then the least recently used records until
+    /// the cache fits in `--max-size` (e.g. `500M`, `2G`; default: no
+    /// limit).
+    Gc {
+        /// The size to shrink to, in bytes or with a K, M or G suffix.
+        #[arg(long = "max-size")]
+        max_size: Option<String>,
+    },
+    /// Remove everything.
+    Clear,
+    /// Re-hash every blob; remove (and list) what is damaged.
+    Verify,
 }
 
 /// `krmgraph fn ...`.
@@ -139,6 +173,26 @@ pub struct RenderArgs {
     /// `dfs`.
     #[arg(long = "order", value_enum)]
     pub order: Option<OrderArg>,
+
+    /// How many subtrees and functions may run at once (default: the
+    /// number of CPUs; 1 renders sequentially). Output, results and the log
+    /// are the same for any value.
+    #[arg(long = "jobs", short = 'j')]
+    pub jobs: Option<usize>,
+
+    /// Do not read or write the cache: run every pipeline.
+    #[arg(long = "no-cache", env = "KRMGRAPH_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
+    pub no_cache: bool,
+
+    /// The cache directory (default: `KRMGRAPH_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/krmgraph`, else `~/.cache/krmgraph`).
+    #[arg(long = "cache-dir")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Ignore the cache, render, and fail if the cache held a different
+    /// result for this tree (a pipeline that is not idempotent).
+    #[arg(long = "verify")]
+    pub verify: bool,
 
     /// Truncate function Results and Stderr to 4 lines.
     #[arg(long = "truncate-output", action = ArgAction::Set, num_args = 0..=1,

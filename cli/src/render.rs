@@ -13,14 +13,20 @@ use krmgraph_engine::render::{render, Output, RenderFailure, RenderOptions};
 
 use crate::args::{FnEvalArgs, RenderArgs};
 
-/// Prints events as kpt does, as they happen.
+/// Prints events as kpt does, as they happen; keeps the text when
+/// `captured` is set (for the cache).
 struct StderrReporter {
     truncate: bool,
+    captured: Option<Vec<u8>>,
 }
 
 impl Reporter for StderrReporter {
     fn report(&mut self, event: &Event) {
-        let _ = std::io::stderr().write_all(kpt_log(event, self.truncate).as_bytes());
+        let text = kpt_log(event, self.truncate);
+        let _ = std::io::stderr().write_all(text.as_bytes());
+        if let Some(buf) = &mut self.captured {
+            buf.extend(text.as_bytes());
+        }
     }
 }
 
@@ -114,6 +120,7 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
     };
     let mut reporter = StderrReporter {
         truncate: args.truncate_output,
+        captured: None,
     };
     let result = krmgraph_engine::eval::eval(&options, &mut reporter);
     let results_file = match &result {
@@ -159,19 +166,40 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             crate::args::OrderArg::Dfs => krmgraph_engine::render::Order::DepthFirst,
             crate::args::OrderArg::Bfs => krmgraph_engine::render::Order::BreadthFirst,
         }),
+        jobs: args.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        }),
+    };
+    let cached = if output == Output::InPlace && !args.no_cache {
+        match crate::cache::lookup(&pkg, &options, args.cache_dir.as_deref(), args.verify) {
+            crate::cache::Lookup::Done => return Ok(()),
+            crate::cache::Lookup::Failed => return Err(()),
+            crate::cache::Lookup::Miss(cached) => cached,
+        }
+    } else {
+        None
     };
     let mut reporter = StderrReporter {
         truncate: args.truncate_output,
+        captured: cached.as_ref().map(|_| Vec::new()),
     };
     match render(&pkg, &options, &mut reporter) {
         Ok(outcome) => {
             if output == Output::InPlace {
-                eprintln!(
-                    "Successfully executed {} function(s) in {} package(s).",
+                let line = format!(
+                    "Successfully executed {} function(s) in {} package(s).\n",
                     outcome.functions, outcome.packages
                 );
+                let _ = std::io::stderr().write_all(line.as_bytes());
+                if let Some(buf) = &mut reporter.captured {
+                    buf.extend(line.as_bytes());
+                }
             }
             let _ = std::io::stdout().write_all(&outcome.stdout);
+            if let (Some(cached), Some(stderr)) = (&cached, &reporter.captured) {
+                let results = outcome.results_file.as_ref();
+                cached.record(&pkg, &options, stderr, results, args.verify)?;
+            }
             print_results_file(outcome.results_file.as_deref());
             Ok(())
         }

@@ -50,7 +50,7 @@ pub enum Event {
 }
 
 /// Receives events as a render progresses.
-pub trait Reporter {
+pub trait Reporter: Send {
     /// Called for every event, in order.
     fn report(&mut self, event: &Event);
 }

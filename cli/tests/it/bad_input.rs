@@ -241,6 +241,7 @@ impl Runner {
         argv.push(pkg.to_string_lossy().to_string());
         argv.extend(args.iter().map(|a| a.to_string()));
         let out = Command::new(&argv[0])
+            .env("KRMGRAPH_NO_CACHE", "1")
             .args(&argv[1..])
             .current_dir(&root)
             .env("HOME", &root)

@@ -130,10 +130,11 @@ fn kpt_shim(tmp: &Path) -> PathBuf {
     let dir = tmp.join("shim");
     std::fs::create_dir_all(&dir).unwrap();
     let script = format!(
-        "#!/usr/bin/env bash\nif [ \"$1\" = fn ] && [ \"$2\" = render ]; then shift 2; exec {bin} render \"$@\"; fi\n\
+        "#!/usr/bin/env bash\nexport KRMGRAPH_NO_CACHE={no_cache}\nif [ \"$1\" = fn ] && [ \"$2\" = render ]; then shift 2; exec {bin} render \"$@\"; fi\n\
          if [ \"$1\" = fn ] && [ \"$2\" = eval ]; then shift 2; exec {bin} fn eval \"$@\"; fi\n\
          {fallback}",
         bin = krmgraph_bin().display(),
+        no_cache = cache_off(),
         fallback = real_kpt_fallback()
     );
     let path = dir.join("kpt");
@@ -141,6 +142,17 @@ fn kpt_shim(tmp: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
+}
+
+/// `KRMGRAPH_NO_CACHE` for krmgraph: `1` (every render runs), unless the
+/// runner is to exercise the cache (`KRMGRAPH_CONFORMANCE_CACHE=1`; the
+/// cache directory is then the caller's `KRMGRAPH_CACHE_DIR`).
+fn cache_off() -> &'static str {
+    if std::env::var("KRMGRAPH_CONFORMANCE_CACHE").as_deref() == Ok("1") {
+        "0"
+    } else {
+        "1"
+    }
 }
 
 /// Commands other than `fn render|eval` (e.g. `kpt pkg init`) are kpt's
@@ -182,7 +194,7 @@ fn render_command(tool: Tool, pkg: &Path, config: &CaseConfig, results: Option<&
     let mut cmd = match tool {
         Tool::Krmgraph => {
             let mut c = Command::new(krmgraph_bin());
-            c.arg("render");
+            c.arg("render").env("KRMGRAPH_NO_CACHE", cache_off());
             c
         }
         Tool::Kpt => {

@@ -55,7 +55,9 @@ fn demo_renders_with_builtins_only() {
     for rendered in [
         "namespace: wordpress-demo",
         "env: demo",
-        "image: \"wordpress:6.5-apache\"",
+        // set-labels v0.1.4 sends every resource through JSON, which drops
+        // the quotes the source had (kpt restores comments, not quoting).
+        "image: wordpress:6.5-apache # kpt-set: wordpress:${tag}",
     ] {
         assert!(
             deployment.contains(rendered),

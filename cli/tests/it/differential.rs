@@ -1745,7 +1745,7 @@ fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
 /// Replaces the tool's own directory (`<work>/<tool>`, which differs
 /// between the tools) by `<ROOT>` in the rendered files: absolute package
 /// paths can end up in files (a function may write them).
-fn root_relative(mut r: Rendered, base: &Path) -> Rendered {
+pub(crate) fn root_relative(mut r: Rendered, base: &Path) -> Rendered {
     let base = base.to_string_lossy().to_string();
     for bytes in r.files.values_mut() {
         if let Ok(text) = std::str::from_utf8(bytes) {

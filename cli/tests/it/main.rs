@@ -5,11 +5,14 @@
 
 mod bad_input;
 mod bfs;
+mod builtins_kustomize;
 mod builtins_sdk;
 mod builtins_setters;
+mod cache;
 mod conformance;
 mod demo;
 mod differential;
 mod eval_diff;
+mod jobs;
 mod kpt_diff;
 mod util;

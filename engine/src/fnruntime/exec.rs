@@ -183,7 +183,7 @@ fn wait_with_timeout(
 
 /// Go's `exec.LookPath`: a name with a slash is used as given, anything else
 /// is searched in `$PATH`.
-fn look_path(program: &str) -> Result<PathBuf, ExecError> {
+pub(crate) fn look_path(program: &str) -> Result<PathBuf, ExecError> {
     if program.contains('/') {
         return Ok(PathBuf::from(program));
     }

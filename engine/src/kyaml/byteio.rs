@@ -147,6 +147,9 @@ impl ByteReader {
 }
 
 fn replace_crlf(input: &[u8]) -> Vec<u8> {
+    if !input.contains(&b'\r') {
+        return input.to_vec();
+    }
     let mut out = Vec::with_capacity(input.len());
     let mut i = 0;
     while i < input.len() {

@@ -2,12 +2,20 @@
 //! pipeline sees the rendered resources of all its subpackages (sorted by
 //! display path), then its own; mutators run in order and replace the
 //! resource list; validators run on copies and their output is discarded.
+//!
+//! With more than one job, sibling subtrees render at once on rayon. Each
+//! subtree records its progress events and results, and the parent joins
+//! them in display-path order, stopping at the first failure, so the log,
+//! `results.yaml` and the error are those of a sequential render (a later
+//! sibling may have run, but nothing of it is reported or written).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use super::RenderError;
-use crate::event::Event;
+use crate::event::{Event, RecordingReporter};
 use crate::fnruntime::select::{merge_with_input, select, set_resource_ids};
 use crate::fnruntime::{
     ConfigSource, FnError, FunctionRunner, RunContext, RunnerOptions, EXEC_NOT_ALLOWED,
@@ -23,6 +31,8 @@ pub struct Hydrator<'a> {
     root_dir: PathBuf,
     root_parent: PathBuf,
     options: &'a RunnerOptions,
+    /// How many subtrees may render at once (1: sequentially).
+    jobs: usize,
     /// Functions executed so far.
     pub executed: usize,
     /// Packages visited so far.
@@ -33,11 +43,17 @@ pub struct Hydrator<'a> {
 
 impl<'a> Hydrator<'a> {
     /// A hydrator for the tree rooted at `root_dir`.
-    pub fn new(root_dir: &Path, root_parent: &Path, options: &'a RunnerOptions) -> Hydrator<'a> {
+    pub fn new(
+        root_dir: &Path,
+        root_parent: &Path,
+        options: &'a RunnerOptions,
+        jobs: usize,
+    ) -> Hydrator<'a> {
         Hydrator {
             root_dir: root_dir.to_path_buf(),
             root_parent: root_parent.to_path_buf(),
             options,
+            jobs: jobs.max(1),
             executed: 0,
             packages: 0,
             input_files: BTreeSet::new(),
@@ -52,13 +68,68 @@ impl<'a> Hydrator<'a> {
     ) -> Result<Vec<Node>, RenderError> {
         self.packages += 1;
         let mut input = Vec::new();
-        for sub_dir in direct_subpackages(&pkg.dir)? {
-            let sub = Package::load(&sub_dir, &self.root_parent)?;
-            input.extend(self.hydrate(&sub, ctx)?);
+        let subs = direct_subpackages(&pkg.dir)?;
+        if self.jobs > 1 && subs.len() > 1 {
+            let this = &*self;
+            let runs: Vec<SubtreeRun> = subs
+                .par_iter()
+                .map(|dir| this.fork().run_subtree(dir))
+                .collect();
+            for run in runs {
+                input.extend(self.join(run, ctx)?);
+            }
+        } else {
+            for sub_dir in subs {
+                let sub = Package::load(&sub_dir, &self.root_parent)?;
+                input.extend(self.hydrate(&sub, ctx)?);
+            }
         }
         let local = self.local_resources(pkg)?;
         input.extend(local);
         self.run_pipeline(pkg, input, ctx)
+    }
+
+    /// A hydrator for a subtree, with nothing counted yet.
+    fn fork(&self) -> Hydrator<'a> {
+        Hydrator::new(&self.root_dir, &self.root_parent, self.options, self.jobs)
+    }
+
+    /// Loads and renders the subpackage at `dir`, recording what it
+    /// reports instead of reporting it.
+    fn run_subtree(mut self, dir: &Path) -> SubtreeRun {
+        let mut reporter = RecordingReporter::default();
+        let mut ctx = RunContext {
+            reporter: &mut reporter,
+            results: Vec::new(),
+            exit_code: 0,
+        };
+        let outcome = match Package::load(dir, &self.root_parent) {
+            Ok(sub) => self.hydrate(&sub, &mut ctx),
+            Err(e) => Err(e.into()),
+        };
+        let (results, exit_code) = (ctx.results, ctx.exit_code);
+        SubtreeRun {
+            outcome,
+            events: reporter.events,
+            results,
+            exit_code,
+            executed: self.executed,
+            packages: self.packages,
+            input_files: self.input_files,
+        }
+    }
+
+    /// Reports a finished subtree as if it had rendered here.
+    fn join(&mut self, run: SubtreeRun, ctx: &mut RunContext) -> Result<Vec<Node>, RenderError> {
+        for event in &run.events {
+            ctx.reporter.report(event);
+        }
+        ctx.results.extend(run.results);
+        ctx.exit_code = ctx.exit_code.max(run.exit_code);
+        self.executed += run.executed;
+        self.packages += run.packages;
+        self.input_files.extend(run.input_files);
+        run.outcome
     }
 
     /// The directory the root's display path is relative to.
@@ -170,6 +241,17 @@ impl<'a> Hydrator<'a> {
         }
         Ok(())
     }
+}
+
+/// What a subtree rendered on another thread left to report.
+struct SubtreeRun {
+    outcome: Result<Vec<Node>, RenderError>,
+    events: Vec<Event>,
+    results: Vec<crate::fnruntime::results::FnResult>,
+    exit_code: i32,
+    executed: usize,
+    packages: usize,
+    input_files: BTreeSet<String>,
 }
 
 /// The index of the resource a mutator's `configPath` names: the one of

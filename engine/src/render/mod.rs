@@ -13,6 +13,7 @@
 mod bfs;
 pub(crate) mod finish;
 mod hydrate;
+pub mod shortcut;
 
 pub use bfs::{Order, BFS_ANNOTATION};
 
@@ -47,6 +48,8 @@ pub struct RenderOptions {
     pub runner: RunnerOptions,
     /// `--order`: overrides the root Kptfile's `kpt.dev/bfs-rendering`.
     pub order: Option<Order>,
+    /// `--jobs`: how many subtrees and functions may run at once.
+    pub jobs: usize,
 }
 
 impl Default for RenderOptions {
@@ -56,6 +59,7 @@ impl Default for RenderOptions {
             results_dir: None,
             runner: RunnerOptions::default(),
             order: None,
+            jobs: 1,
         }
     }
 }
@@ -196,11 +200,24 @@ pub fn render(
         results: Vec::new(),
         exit_code: 0,
     };
-    let mut hydrator = hydrate::Hydrator::new(&root_dir, &root_parent, &options.runner);
+    let mut hydrator =
+        hydrate::Hydrator::new(&root_dir, &root_parent, &options.runner, options.jobs);
     let order = options.order.unwrap_or_else(|| Order::of_root(&root_pkg));
-    let hydrated = match order {
-        Order::DepthFirst => hydrator.hydrate(&root_pkg, &mut ctx),
-        Order::BreadthFirst => hydrator.hydrate_bfs(root_pkg, &mut ctx),
+    let hydrate = |hydrator: &mut hydrate::Hydrator, ctx: &mut RunContext| match order {
+        Order::DepthFirst => hydrator.hydrate(&root_pkg, ctx),
+        Order::BreadthFirst => hydrator.hydrate_bfs(root_pkg.clone(), ctx),
+    };
+    let pool = (options.jobs > 1)
+        .then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(options.jobs)
+                .build()
+                .ok()
+        })
+        .flatten();
+    let hydrated = match pool {
+        Some(pool) => pool.install(|| hydrate(&mut hydrator, &mut ctx)),
+        None => hydrate(&mut hydrator, &mut ctx),
     };
     let save = |ctx: &RunContext| finish::save_results(options.results_dir.as_deref(), ctx);
     let resources = match hydrated {

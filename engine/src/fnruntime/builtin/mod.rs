@@ -20,6 +20,7 @@ pub mod create_setters;
 pub mod drop_comments;
 pub mod ensure_name_substring;
 pub mod framework;
+pub mod kustomize;
 pub mod list_setters;
 pub mod no_op;
 pub mod remove_local_config;
@@ -67,6 +68,7 @@ impl std::fmt::Debug for Builtin {
 /// file exports its entries as `BUILTINS`.
 pub static REGISTRY: &[&[Builtin]] = &[
     BASE,
+    kustomize::BUILTINS,
     apply_setters::BUILTINS,
     create_setters::BUILTINS,
     list_setters::BUILTINS,

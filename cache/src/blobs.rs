@@ -1,0 +1,245 @@
+//! `BlobDir`: the content-addressed file store for step outputs.
+//!
+//! A blob lives at `blobs/<first 2 hex>/<other 62 hex>` of its blake3 digest.
+//! Writes go to a unique file in `tmp/` (same filesystem), are fsynced, and
+//! are renamed into place, then the fan-out directory is fsynced: a crash
+//! leaves either the whole blob or none. Blobs are write-once by name, so two
+//! writers of the same content both succeed and either file wins. Every read
+//! re-hashes the bytes; a missing, unreadable, truncated or altered blob is a
+//! miss, and a bad file is removed on the spot.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use crate::{BlobInfo, Digest, Error, Result};
+
+/// Numbers temp files within this process; the pid separates processes.
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The `blobs/` and `tmp/` directories of a cache directory.
+#[derive(Debug)]
+pub(crate) struct BlobDir {
+    root: PathBuf,
+    tmp: PathBuf,
+}
+
+impl BlobDir {
+    /// Opens (creating) `<dir>/blobs` and `<dir>/tmp`.
+    pub(crate) fn open(dir: &Path) -> io::Result<BlobDir> {
+        let blobs = BlobDir {
+            root: dir.join("blobs"),
+            tmp: dir.join("tmp"),
+        };
+        fs::create_dir_all(&blobs.root)?;
+        fs::create_dir_all(&blobs.tmp)?;
+        Ok(blobs)
+    }
+
+    /// The file of blob `digest`.
+    pub(crate) fn path(&self, digest: &Digest) -> PathBuf {
+        let hex = digest.to_hex();
+        self.root.join(&hex[..2]).join(&hex[2..])
+    }
+
+    /// The verified bytes of blob `digest`, or `None` (and the file removed)
+    /// when it is missing or does not hash to `digest`.
+    pub(crate) fn get(&self, digest: &Digest) -> Option<Vec<u8>> {
+        let path = self.path(digest);
+        match fs::read(&path) {
+            Ok(bytes) if Digest::of(&bytes) == *digest => Some(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            // Wrong bytes or unreadable: drop it so the next put rewrites it.
+            // A failed removal changes nothing for the caller: still a miss.
+            _ => {
+                let _ = match fs::symlink_metadata(&path) {
+                    Ok(meta) if meta.is_dir() => fs::remove_dir_all(&path),
+                    _ => fs::remove_file(&path),
+                };
+                None
+            }
+        }
+    }
+
+    /// Stores `content` and returns its digest.
+    pub(crate) fn put(&self, content: &[u8]) -> Result<Digest> {
+        let digest = Digest::of(content);
+        let path = self.path(&digest);
+        // Same name means same bytes, so an existing file of the right length
+        // is kept; a wrong length is a damaged file and is replaced.
+        if fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == content.len() as u64) {
+            return Ok(digest);
+        }
+        let (tmp_path, mut file) = self.create_tmp(&digest)?;
+        let written = file
+            .write_all(content)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| Error::io(&tmp_path, e))
+            .and_then(|()| self.install(&tmp_path, &path));
+        if written.is_err() {
+            let _ = fs::remove_file(&tmp_path);
+        }
+        written.map(|()| digest)
+    }
+
+    /// Whether a file for `digest` exists (not verified).
+    pub(crate) fn contains(&self, digest: &Digest) -> bool {
+        self.path(digest).is_file()
+    }
+
+    /// Removes blob `digest`; `false` if it was not there.
+    pub(crate) fn remove(&self, digest: &Digest) -> Result<bool> {
+        let path = self.path(digest);
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    /// Every blob file with its size. Files whose names are not a digest
+    /// are not the store's and are left alone.
+    pub(crate) fn list(&self) -> Result<Vec<BlobInfo>> {
+        let mut blobs = Vec::new();
+        for fan in read_dir(&self.root)? {
+            let Some(prefix) = fan.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if prefix.len() != 2 || !fan.path().is_dir() {
+                continue;
+            }
+            for entry in read_dir(&fan.path())? {
+                let name = entry.file_name();
+                let Some(digest) = name
+                    .to_str()
+                    .and_then(|rest| format!("{prefix}{rest}").parse::<Digest>().ok())
+                else {
+                    continue;
+                };
+                // A blob removed since read_dir is simply not listed.
+                if let Ok(meta) = entry.metadata() {
+                    blobs.push(BlobInfo {
+                        digest,
+                        size: meta.len(),
+                    });
+                }
+            }
+        }
+        blobs.sort_by_key(|b| b.digest);
+        Ok(blobs)
+    }
+
+    /// Removes every blob and temp file.
+    pub(crate) fn clear(&self) -> Result<()> {
+        for dir in [&self.root, &self.tmp] {
+            match fs::remove_dir_all(dir) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(dir, e)),
+            }
+            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        Ok(())
+    }
+
+    /// Removes temp files older than `age`: leftovers of a crashed writer.
+    /// Younger ones may belong to a put in flight and are kept.
+    pub(crate) fn remove_stale_tmp(&self, age: Duration) -> Result<u64> {
+        let mut removed = 0;
+        let now = SystemTime::now();
+        for entry in read_dir(&self.tmp)? {
+            let modified = entry.metadata().and_then(|m| m.modified());
+            let stale = modified.is_ok_and(|m| now.duration_since(m).unwrap_or_default() >= age);
+            if stale && fs::remove_file(entry.path()).is_ok() {
+                removed += 1;
+            }
+        }
+        Ok(removed)
+    }
+
+    fn create_tmp(&self, digest: &Digest) -> Result<(PathBuf, File)> {
+        loop {
+            let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let name = format!("{}-{}-{}", std::process::id(), n, digest.short_hex(16));
+            let path = self.tmp.join(name);
+            // create_new: a leftover of an earlier process with our pid is
+            // never appended to; we just take the next number.
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(file) => return Ok((path, file)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(Error::io(path, e)),
+            }
+        }
+    }
+
+    /// Renames a synced temp file to `path` and makes the rename durable.
+    fn install(&self, tmp_path: &Path, path: &Path) -> Result<()> {
+        let fan = path.parent().expect("blob paths have a fan-out directory");
+        fs::create_dir_all(fan).map_err(|e| Error::io(fan, e))?;
+        fs::rename(tmp_path, path).map_err(|e| Error::io(path, e))?;
+        // Without this a power loss can forget the rename (uv#16841).
+        File::open(fan)
+            .and_then(|dir| dir.sync_all())
+            .map_err(|e| Error::io(fan, e))
+    }
+}
+
+fn read_dir(dir: &Path) -> Result<Vec<fs::DirEntry>> {
+    match fs::read_dir(dir) {
+        Ok(entries) => Ok(entries.filter_map(|e| e.ok()).collect()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(Error::io(dir, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_is_two_hex_fan_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let blobs = BlobDir::open(dir.path()).unwrap();
+        let digest = blobs.put(b"content").unwrap();
+        let hex = digest.to_hex();
+        let want = dir.path().join("blobs").join(&hex[..2]).join(&hex[2..]);
+        assert_eq!(fs::read(want).unwrap(), b"content");
+        assert_eq!(fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn wrong_length_file_is_replaced_on_put() {
+        let dir = tempfile::tempdir().unwrap();
+        let blobs = BlobDir::open(dir.path()).unwrap();
+        let digest = blobs.put(b"abcdef").unwrap();
+        fs::write(blobs.path(&digest), b"abc").unwrap();
+        blobs.put(b"abcdef").unwrap();
+        assert_eq!(blobs.get(&digest).unwrap(), b"abcdef");
+    }
+
+    #[test]
+    fn list_ignores_foreign_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let blobs = BlobDir::open(dir.path()).unwrap();
+        let digest = blobs.put(b"x").unwrap();
+        fs::write(dir.path().join("blobs").join("README"), b"").unwrap();
+        fs::create_dir_all(dir.path().join("blobs").join("zz")).unwrap();
+        fs::write(dir.path().join("blobs").join("zz").join("nope"), b"").unwrap();
+        let listed = blobs.list().unwrap();
+        assert_eq!(listed, vec![BlobInfo { digest, size: 1 }]);
+    }
+
+    #[test]
+    fn stale_tmp_files_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let blobs = BlobDir::open(dir.path()).unwrap();
+        fs::write(dir.path().join("tmp").join("1-0-dead"), b"partial").unwrap();
+        assert_eq!(
+            blobs.remove_stale_tmp(Duration::from_secs(3600)).unwrap(),
+            0
+        );
+        assert_eq!(blobs.remove_stale_tmp(Duration::ZERO).unwrap(), 1);
+    }
+}

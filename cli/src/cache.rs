@@ -1,0 +1,241 @@
+//! The render cache around an in-place `krmgraph render`: open the store,
+//! replay a recorded render of the same tree (or skip a tree that is a
+//! render's fixed point), and record a successful render. The cache never
+//! fails a render: a store that cannot be used means one warning and an
+//! uncached render.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use krmgraph_cache::{Digest, SledStore, Store};
+use krmgraph_engine::render::shortcut::{self, Replay, Snapshot};
+use krmgraph_engine::render::RenderOptions;
+
+/// A render's view of the cache: the store, the tree as read before the
+/// render, and its key.
+pub struct Cached {
+    store: SledStore,
+    before: Snapshot,
+    key: Digest,
+}
+
+/// What the cache did for a render.
+pub enum Lookup {
+    /// Nothing: render.
+    Miss(Option<Cached>),
+    /// The render was replayed or skipped; the process exit code is 0.
+    Done,
+    /// The replay failed (writing a file); exit code 1.
+    Failed,
+}
+
+/// Opens the store, keys the tree at `pkg` and replays what it holds for
+/// it. `verify` never replays.
+pub fn lookup(
+    pkg: &Path,
+    options: &RenderOptions,
+    cache_dir: Option<&Path>,
+    verify: bool,
+) -> Lookup {
+    let store = match SledStore::open_default(cache_dir) {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("[WARN] krmgraph: rendering without the cache: {e}");
+            return Lookup::Miss(None);
+        }
+    };
+    let Ok(before) = Snapshot::read(pkg) else {
+        return Lookup::Miss(None);
+    };
+    let Some(key) = shortcut::render_key(&before, pkg, options) else {
+        return Lookup::Miss(None);
+    };
+    let cached = Cached { store, before, key };
+    if verify {
+        return Lookup::Miss(Some(cached));
+    }
+    let replay = match shortcut::lookup(&cached.store, &key, options.results_dir.is_some()) {
+        Ok(replay) => replay,
+        Err(e) => {
+            eprintln!("[WARN] krmgraph: cache read failed, rendering: {e}");
+            None
+        }
+    };
+    match replay {
+        None => Lookup::Miss(Some(cached)),
+        Some(Replay::FixedPoint) => {
+            eprintln!(
+                "krmgraph: {} is as its last render left it; nothing to render (--no-cache renders anyway)",
+                pkg.display()
+            );
+            Lookup::Done
+        }
+        Some(Replay::Exact {
+            changes,
+            stderr,
+            results,
+        }) => {
+            if let Err(e) = shortcut::apply(pkg, &changes) {
+                eprintln!("error: failed to save resources: {e}");
+                return Lookup::Failed;
+            }
+            let _ = std::io::stderr().write_all(&stderr);
+            if let (Some(dir), Some(results)) = (&options.results_dir, results) {
+                let file = dir.join("results.yaml");
+                if let Err(e) = krmgraph_engine::fsutil::write_atomic(&file, &results) {
+                    eprintln!("error: {}: {e}", file.display());
+                    return Lookup::Failed;
+                }
+                eprintln!("For complete results, see {}", file.display());
+            }
+            Lookup::Done
+        }
+    }
+}
+
+impl Cached {
+    /// Records the successful in-place render of `pkg` that printed
+    /// `stderr`; with `verify`, first checks it against what the cache held.
+    /// `Err` is a verify failure, already reported.
+    pub fn record(
+        &self,
+        pkg: &Path,
+        options: &RenderOptions,
+        stderr: &[u8],
+        results_file: Option<&PathBuf>,
+        verify: bool,
+    ) -> Result<(), ()> {
+        let Ok(after) = Snapshot::read(pkg) else {
+            return Ok(());
+        };
+        if verify {
+            self.verify(&after)?;
+        }
+        let results = results_file.and_then(|f| std::fs::read(f).ok());
+        let run = shortcut::Rendered {
+            before: &self.before,
+            after: &after,
+            stderr,
+            results: results.as_deref(),
+        };
+        if let Err(e) = shortcut::record(&self.store, &self.key, pkg, options, &run) {
+            eprintln!("[WARN] krmgraph: could not record the render in the cache: {e}");
+        }
+        Ok(())
+    }
+
+    /// `--verify`: the fresh render must have done what the cache says a
+    /// render of this tree does.
+    fn verify(&self, after: &Snapshot) -> Result<(), ()> {
+        let expected = match shortcut::lookup(&self.store, &self.key, false) {
+            Ok(Some(Replay::FixedPoint)) => self.before.clone(),
+            Ok(Some(Replay::Exact { changes, .. })) => self.before.with(&changes),
+            _ => return Ok(()),
+        };
+        let differing = expected
+            .entries
+            .keys()
+            .chain(after.entries.keys())
+            .find(|path| expected.entries.get(*path) != after.entries.get(*path));
+        match differing {
+            None => Ok(()),
+            Some(path) => {
+                let _ = self.store.remove_step(&self.key);
+                eprintln!(
+                    "Error: --verify: the cached render of this tree differs from a fresh render at {path}: a pipeline is not idempotent (rendering its own output changes it) or a function is not deterministic "
+                );
+                Err(())
+            }
+        }
+    }
+}
+
+/// `krmgraph cache stats|gc|clear|verify`.
+pub fn command(args: crate::args::CacheArgs) -> std::process::ExitCode {
+    use crate::args::CacheCommand;
+    let store = match SledStore::open_default(args.cache_dir.as_deref()) {
+        Ok(store) => store,
+        Err(e) => {
+            eprintln!("Error: {e} ");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    let dir = store
+        .location()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let outcome = match args.command {
+        CacheCommand::Stats => store.stats().map(|s| {
+            println!("cache: {dir}");
+            println!("records: {} ({} bytes)", s.records, s.record_bytes);
+            println!("blobs:   {} ({} bytes)", s.blobs, s.blob_bytes);
+            println!("total:   {} bytes", s.total_bytes());
+        }),
+        CacheCommand::Gc { max_size } => {
+            let max = match max_size.as_deref().map(parse_size) {
+                None => u64::MAX,
+                Some(Ok(n)) => n,
+                Some(Err(e)) => {
+                    eprintln!("Error: --max-size: {e} ");
+                    return std::process::ExitCode::from(1);
+                }
+            };
+            store.gc(max).map(|r| {
+                println!(
+                    "removed {} records and {} blobs: {} → {} bytes",
+                    r.records_removed, r.blobs_removed, r.bytes_before, r.bytes_after
+                );
+            })
+        }
+        CacheCommand::Clear => store.clear().map(|()| println!("cleared {dir}")),
+        CacheCommand::Verify => store.verify().map(|r| {
+            println!("checked {} blobs", r.blobs_checked);
+            for d in &r.bad_blobs {
+                println!("removed damaged blob {d}");
+            }
+            for d in r.bad_records.iter().chain(&r.dangling_records) {
+                println!("removed unusable record {d}");
+            }
+        }),
+    };
+    match outcome.and_then(|()| store.flush()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e} ");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
+
+/// `500`, `64K`, `500M`, `2G` (powers of 1024).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => text.split_at(i),
+        None => (text, ""),
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 500M, 2G)"))?;
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use K, M or G)")),
+    };
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn parses_sizes() {
+        assert_eq!(super::parse_size("500"), Ok(500));
+        assert_eq!(super::parse_size("64K"), Ok(64 << 10));
+        assert_eq!(super::parse_size("2G"), Ok(2 << 30));
+        assert!(super::parse_size("2T").is_err());
+        assert!(super::parse_size("lots").is_err());
+    }
+}

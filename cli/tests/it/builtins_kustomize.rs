@@ -1,0 +1,247 @@
+//! The kustomize-era built-ins (set-namespace, set-labels, set-annotations
+//! v0.1.x) against the real kpt: kpt renders a package whose pipeline calls
+//! `exec: <krmgraph> fn run <image>`, krmgraph renders the same package
+//! with `image: <image>`. The trees, stdout, stderr and `results.yaml` must
+//! be identical once the exec command is spelled as the image. This checks
+//! that these built-ins cross the function boundary exactly as a process
+//! does — in particular that kpt restores comments and field order around
+//! their JSON round trip the way krmgraph does — not their own behaviour,
+//! which the unit tests and kpt's e2e cases cover.
+
+use std::path::Path;
+
+use crate::kpt_diff::{describe_difference, render_with, Rendered};
+use crate::util::{kpt_available, krmgraph_bin};
+
+const RESOURCES: &str = r#"# the deployment
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: my-nginx # the name
+  annotations:
+    projectId: 'PROJECT_ID' # kpt-set: ${project}
+    flow: {a: b}
+spec:
+  replicas: 4
+  template:
+    spec:
+      containers:
+        - name: nginx
+          image: "nginx:1.16.1"
+          args: ["--port", "8080"]
+          env:
+            - name: ENABLED
+              value: "true"
+            - name: SCRIPT
+              value: |
+                echo one
+                echo two
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: my-service
+spec:
+  ports:
+  - port: 80 # http
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  volumeClaimTemplates:
+  - metadata:
+      name: data
+---
+apiVersion: batch/v1beta1
+kind: CronJob
+metadata:
+  name: nightly
+spec:
+  schedule: "0 1 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: binding
+subjects:
+- kind: ServiceAccount
+  name: default
+- kind: ServiceAccount
+  name: builder
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: old
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: reader
+---
+apiVersion: example.com/v1
+kind: MyKind
+metadata:
+  name: foo
+spec:
+  created: 2021-01-01
+  ratio: 1.5
+  empty: {}
+  nothing: ~
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: local
+  annotations:
+    config.kubernetes.io/local-config: "true"
+data:
+  on: "yes"
+"#;
+
+const NAMESPACE_CONFIG: &str = r#"apiVersion: fn.kpt.dev/v1alpha1
+kind: SetNamespaceConfig
+metadata:
+  name: ns
+namespace: typed-ns
+fieldSpecs:
+- kind: MyKind
+  path: spec/targetNamespace
+  create: true
+"#;
+
+const LABEL_CONFIG: &str = r#"apiVersion: fn.kpt.dev/v1alpha1
+kind: SetLabelConfig
+metadata:
+  name: labels
+labels:
+  color: blue
+  app.kubernetes.io/name: demo
+fieldSpecs:
+- kind: MyKind
+  path: spec/selector
+  create: true
+"#;
+
+/// One case: the image, the pipeline entry's config (a `configMap:` block
+/// or a `configPath:` line) and extra files.
+struct Case {
+    image: &'static str,
+    config: &'static str,
+    files: &'static [(&'static str, &'static str)],
+    must_fail: bool,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        image: "gcr.io/kpt-fn/set-namespace:v0.1.3",
+        config: "configMap:\n        namespace: staging",
+        files: &[],
+        must_fail: false,
+    },
+    Case {
+        image: "gcr.io/kpt-fn/set-namespace:v0.1",
+        config: "configPath: ns.yaml",
+        files: &[("ns.yaml", NAMESPACE_CONFIG)],
+        must_fail: false,
+    },
+    Case {
+        // Fails: no functionConfig.
+        image: "gcr.io/kpt-fn/set-namespace:v0.1.3",
+        config: "",
+        files: &[],
+        must_fail: true,
+    },
+    Case {
+        image: "gcr.io/kpt-fn/set-labels:v0.1.4",
+        config: "configMap:\n        tier: backend\n        app: \"123\"",
+        files: &[],
+        must_fail: false,
+    },
+    Case {
+        image: "gcr.io/kpt-fn/set-labels:v0.1.5",
+        config: "configPath: labels.yaml",
+        files: &[("labels.yaml", LABEL_CONFIG)],
+        must_fail: false,
+    },
+    Case {
+        // Fails: a config of another kind.
+        image: "gcr.io/kpt-fn/set-labels:v0.1.4",
+        config: "configPath: ns.yaml",
+        files: &[("ns.yaml", NAMESPACE_CONFIG)],
+        must_fail: true,
+    },
+    Case {
+        image: "gcr.io/kpt-fn/set-annotations:v0.1.3",
+        config: "configMap:\n        owner: team-a\n        on: \"off\"",
+        files: &[],
+        must_fail: false,
+    },
+];
+
+fn write_package(dir: &Path, function: &str, case: &Case) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut kptfile = format!(
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - {function}\n"
+    );
+    if !case.config.is_empty() {
+        kptfile.push_str(&format!("      {}\n", case.config));
+    }
+    std::fs::write(dir.join("Kptfile"), kptfile).unwrap();
+    std::fs::write(dir.join("resources.yaml"), RESOURCES).unwrap();
+    for (name, text) in case.files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+}
+
+/// kpt's output with the exec command spelled as the image.
+fn as_image(mut r: Rendered, exec: &str, image: &str) -> Rendered {
+    let fix = |s: &str| {
+        s.replace(&format!("exec: {exec}"), &format!("image: {image}"))
+            .replace(&format!("\"{exec}\""), &format!("\"{image}\""))
+    };
+    r.stdout = fix(&r.stdout);
+    r.stderr = fix(&r.stderr);
+    for bytes in r.files.values_mut() {
+        *bytes = fix(&String::from_utf8_lossy(bytes)).into_bytes();
+    }
+    r
+}
+
+#[test]
+fn kustomize_builtins_match_kpt_exec() {
+    if !kpt_available("kustomize_builtins_match_kpt_exec") {
+        return;
+    }
+    let mut failures = Vec::new();
+    for (i, case) in CASES.iter().enumerate() {
+        let work = tempfile::tempdir().unwrap();
+        let exec = format!("{} fn run {}", krmgraph_bin().display(), case.image);
+        let kpt_src = work.path().join("src-kpt").join("pkg");
+        let our_src = work.path().join("src-krmgraph").join("pkg");
+        write_package(&kpt_src, &format!("exec: {exec}"), case);
+        write_package(&our_src, &format!("image: {}", case.image), case);
+        let args = ["--allow-exec", "--results-dir", "<RESULTS>"];
+        let kpt = render_with("kpt", work.path(), &kpt_src, &args);
+        let ours = render_with("krmgraph", work.path(), &our_src, &args);
+        let kpt = as_image(kpt, &exec, case.image);
+        let want_exit = if case.must_fail { 1 } else { 0 };
+        if kpt.exit_code != want_exit {
+            failures.push(format!(
+                "case {i} ({}): kpt exited {}: {}",
+                case.image, kpt.exit_code, kpt.stderr
+            ));
+        }
+        if let Some(d) = describe_difference(&kpt, &ours) {
+            failures.push(format!("case {i} ({}): {d}", case.image));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -1,0 +1,321 @@
+//! The render cache (`render::shortcut` behind `krmgraph render`): a
+//! cached render writes what an uncached one writes, a tree rendered before
+//! (anywhere) is replayed without running a function, a damaged or locked
+//! cache never changes a render, and `--verify` catches a pipeline that is
+//! not idempotent.
+//!
+//! A counting `exec:` function (it appends a line to `$COUNTER` and passes
+//! its input through) tells whether a render ran its pipelines or came
+//! from the cache.
+
+use std::path::{Path, PathBuf};
+
+use crate::kpt_diff::{describe_difference, render_with_env, Rendered};
+use crate::util::{copy_tree, repo_root};
+
+/// Renders a copy of `src` under `<work>` with the cache in `cache`
+/// (`None`: uncached), counting function runs in `counter`.
+fn render(
+    work: &Path,
+    src: &Path,
+    cache: Option<&Path>,
+    counter: &Path,
+    extra: &[&str],
+) -> Rendered {
+    let mut args = vec!["--allow-exec", "--results-dir", "<RESULTS>"];
+    args.extend_from_slice(extra);
+    let counter = counter.to_string_lossy().to_string();
+    let mut env = vec![("COUNTER", counter.as_str())];
+    let cache_text = cache.map(|c| c.to_string_lossy().to_string());
+    match &cache_text {
+        Some(dir) => env.extend([
+            ("KRMGRAPH_NO_CACHE", "0"),
+            ("KRMGRAPH_CACHE_DIR", dir.as_str()),
+        ]),
+        None => env.push(("KRMGRAPH_NO_CACHE", "1")),
+    }
+    render_with_env("krmgraph", work, src, &args, &env)
+}
+
+fn runs(counter: &Path) -> usize {
+    std::fs::read_to_string(counter).map_or(0, |s| s.lines().count())
+}
+
+/// A two-level package whose three pipelines each run the counting
+/// function. The files are indented by 4, so a render changes them.
+fn source(dir: &Path) -> PathBuf {
+    let src = dir.join("src").join("pkg");
+    let count = r#"sh -c 'echo run >> \"$COUNTER\"; cat'"#;
+    let kptfile = |name: &str| {
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\npipeline:\n  mutators:\n    - exec: \"{count}\"\n"
+        )
+    };
+    let cm = |name: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n    name: {name} # {name}\ndata:\n    k: 'v'\n")
+    };
+    for (path, text) in [
+        ("Kptfile", kptfile("root")),
+        ("cm.yaml", cm("root-cm")),
+        ("a/Kptfile", kptfile("a")),
+        ("a/cm.yaml", cm("a-cm")),
+        ("b/Kptfile", kptfile("b")),
+        ("b/cm.yaml", cm("b-cm")),
+    ] {
+        let p = src.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    src
+}
+
+#[test]
+fn replays_a_tree_rendered_elsewhere_without_running_functions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = source(tmp.path());
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    let uncached = render(&tmp.path().join("u"), &src, None, &counter, &[]);
+    assert_eq!(uncached.exit_code, 0, "{}", uncached.stderr);
+    assert_eq!(runs(&counter), 3);
+
+    let cold = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
+    assert_eq!(runs(&counter), 6, "a cold cache runs every pipeline");
+    let warm = render(
+        &tmp.path().join("elsewhere/c2"),
+        &src,
+        Some(&cache),
+        &counter,
+        &[],
+    );
+    assert_eq!(
+        runs(&counter),
+        6,
+        "a warm cache runs nothing, at another path too"
+    );
+    for (label, r) in [("cold", &cold), ("warm", &warm)] {
+        if let Some(d) = describe_difference(&uncached, r) {
+            panic!("{label} cached render differs from an uncached one: {d}");
+        }
+    }
+
+    // One edit: the render runs again, and writes what an uncached render
+    // of the edited tree writes.
+    std::fs::write(
+        src.join("a/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a-cm\ndata:\n  k: edited\n",
+    )
+    .unwrap();
+    let edited = render(&tmp.path().join("c3"), &src, Some(&cache), &counter, &[]);
+    assert_eq!(runs(&counter), 9);
+    let edited_uncached = render(&tmp.path().join("u2"), &src, None, &counter, &[]);
+    assert!(describe_difference(&edited_uncached, &edited).is_none());
+}
+
+#[test]
+fn a_rendered_tree_is_a_fixed_point() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = source(tmp.path());
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    let first = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
+    assert_eq!(first.exit_code, 0, "{}", first.stderr);
+    let rendered = tmp.path().join("c1/krmgraph/pkg");
+    let before = runs(&counter);
+    // Without --results-dir the fixed point needs no log: nothing runs.
+    let again = render_with_env(
+        "krmgraph",
+        &tmp.path().join("c2"),
+        &rendered,
+        &["--allow-exec"],
+        &[
+            ("COUNTER", &counter.to_string_lossy()),
+            ("KRMGRAPH_NO_CACHE", "0"),
+            ("KRMGRAPH_CACHE_DIR", &cache.to_string_lossy()),
+        ],
+    );
+    assert_eq!(again.exit_code, 0, "{}", again.stderr);
+    assert_eq!(
+        runs(&counter),
+        before,
+        "a rendered tree is not rendered again"
+    );
+    assert_eq!(
+        again.files,
+        first
+            .files
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with('<'))
+            .collect()
+    );
+    // --verify renders anyway, and agrees.
+    let verified = render(
+        &tmp.path().join("c3"),
+        &rendered,
+        Some(&cache),
+        &counter,
+        &["--verify"],
+    );
+    assert_eq!(verified.exit_code, 0, "{}", verified.stderr);
+    assert!(runs(&counter) > before);
+}
+
+#[test]
+fn verify_catches_a_pipeline_that_is_not_idempotent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src").join("pkg");
+    std::fs::create_dir_all(&src).unwrap();
+    // Each run appends an "x" to data.k: rendering a rendered tree changes it.
+    std::fs::write(
+        src.join("Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - exec: \"sed -e 's/^ *k: v/&x/'\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v\n",
+    )
+    .unwrap();
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    let first = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
+    assert_eq!(first.exit_code, 0, "{}", first.stderr);
+    let rendered = tmp.path().join("c1/krmgraph/pkg");
+    let verified = render(
+        &tmp.path().join("c2"),
+        &rendered,
+        Some(&cache),
+        &counter,
+        &["--verify"],
+    );
+    assert_eq!(verified.exit_code, 1, "{}", verified.stderr);
+    assert!(
+        verified.stderr.contains("--verify") && verified.stderr.contains("cm.yaml"),
+        "{}",
+        verified.stderr
+    );
+}
+
+/// Every blob flipped, then every index file truncated: renders stay right.
+#[test]
+fn a_damaged_cache_still_renders_correctly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = source(tmp.path());
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    let uncached = render(&tmp.path().join("u"), &src, None, &counter, &[]);
+    render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
+    for_each_file(&cache.join("blobs"), &mut |p| {
+        let mut bytes = std::fs::read(p).unwrap();
+        if let Some(b) = bytes.first_mut() {
+            *b ^= 0xff;
+        }
+        std::fs::write(p, bytes).unwrap();
+    });
+    let after_blobs = render(&tmp.path().join("c2"), &src, Some(&cache), &counter, &[]);
+    assert!(describe_difference(&uncached, &after_blobs).is_none());
+    for_each_file(&cache.join("index"), &mut |p| {
+        let len = std::fs::metadata(p).unwrap().len();
+        let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+        f.set_len(len / 3).unwrap();
+    });
+    let after_index = render(&tmp.path().join("c3"), &src, Some(&cache), &counter, &[]);
+    assert!(
+        describe_difference(&uncached, &after_index).is_none(),
+        "{}",
+        after_index.stderr
+    );
+}
+
+#[test]
+fn a_locked_cache_renders_uncached_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = source(tmp.path());
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    let uncached = render(&tmp.path().join("u"), &src, None, &counter, &[]);
+    let _held = krmgraph_cache::SledStore::open(&cache).expect("the test holds the store");
+    let locked = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
+    assert_eq!(locked.exit_code, 0, "{}", locked.stderr);
+    assert!(
+        locked
+            .stderr
+            .starts_with("[WARN] krmgraph: rendering without the cache"),
+        "{}",
+        locked.stderr
+    );
+    let files_only = |r: &Rendered| r.files.clone();
+    assert_eq!(files_only(&uncached), files_only(&locked));
+}
+
+fn for_each_file(dir: &Path, f: &mut dyn FnMut(&Path)) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            for_each_file(&path, f);
+        } else {
+            f(&path);
+        }
+    }
+}
+
+/// The project's render cases, cached cold and warm, equal uncached.
+#[test]
+fn project_cases_render_the_same_cached() {
+    let root = repo_root().join("testdata/render");
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let case = entry.unwrap().path();
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src").join(case.file_name().unwrap());
+        copy_tree(&case, &src).unwrap();
+        let cache = tmp.path().join("cache");
+        let counter = tmp.path().join("counter");
+        let uncached = render(&tmp.path().join("u"), &src, None, &counter, &[]);
+        for run in ["cold", "warm"] {
+            let cached = render(&tmp.path().join(run), &src, Some(&cache), &counter, &[]);
+            if let Some(d) = describe_difference(&uncached, &cached) {
+                panic!("{} ({run}): {d}", case.display());
+            }
+        }
+    }
+}
+
+#[test]
+fn cache_command_shows_gcs_and_clears() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = source(tmp.path());
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
+    let cache_cmd = |args: &[&str]| {
+        let out = std::process::Command::new(crate::util::krmgraph_bin())
+            .arg("cache")
+            .args(args)
+            .arg("--cache-dir")
+            .arg(&cache)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let records = |stats: &str| -> u64 {
+        let line = stats.lines().find(|l| l.starts_with("records:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    // An exact record and a fixed point.
+    assert_eq!(records(&cache_cmd(&["stats"])), 2);
+    assert!(cache_cmd(&["verify"]).contains("checked"));
+    cache_cmd(&["gc", "--max-size", "1"]);
+    assert_eq!(records(&cache_cmd(&["stats"])), 0);
+    render(&tmp.path().join("c2"), &src, Some(&cache), &counter, &[]);
+    assert_eq!(records(&cache_cmd(&["stats"])), 2);
+    cache_cmd(&["clear"]);
+    assert_eq!(records(&cache_cmd(&["stats"])), 0);
+}

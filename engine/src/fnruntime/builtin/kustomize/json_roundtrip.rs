@@ -1,0 +1,237 @@
+//! The JSON round trip every kustomize-era catalog function puts each
+//! resource through (§8.0 of the spec): kustomize's `resmap` hands the
+//! filtered resources back with `Resource.AsYAML`, which is
+//! `sigs.k8s.io/yaml.JSONToYAML(rnode.MarshalJSON())` — kyaml encodes the
+//! node to JSON (go-yaml v3 semantics, [`json::encode_resource`]), then
+//! go-yaml **v2** decodes that JSON into `map[interface{}]interface{}` and
+//! marshals it again.
+//!
+//! What survives, and what kpt shows afterwards (it restores comments and
+//! the order of the fields it already knew, not scalar styles):
+//!
+//! - every mapping's keys in go-yaml v2's "natural" order ([`key_less`]),
+//!   which decides where fields new to kpt land;
+//! - strings re-quoted as go-yaml marshals a Go string
+//!   ([`results::go_string_node`]: plain when possible, `"double"` when a
+//!   plain scalar would read as another type, literal when multi-line), so
+//!   `'PROJECT_ID'` comes back as `PROJECT_ID`;
+//! - numbers as v2 reads JSON numbers: integers stay integers, the rest are
+//!   floats written with Go's `%g` ([`format_float`]);
+//! - empty maps and lists as flow `{}` and `[]`; no anchors, tags or
+//!   comments.
+
+use std::cmp::Ordering;
+
+use serde_json::Value;
+
+use crate::fnruntime::results;
+use crate::kyaml::json;
+use crate::yaml::node::{tag, Style};
+use crate::yaml::{Kind, Node};
+
+/// Replaces `item` (a document or its root) with what comes back from the
+/// round trip. Comments are lost, as in the original; kpt restores them.
+pub fn normalize(item: &mut Node) -> Result<(), String> {
+    let bytes = json::encode_resource(item).map_err(|e| e.to_string())?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+    let root = to_node(&value);
+    match item.kind {
+        Kind::Document => item.content = vec![root],
+        _ => *item = root,
+    }
+    Ok(())
+}
+
+/// The node go-yaml v3 reads back from go-yaml v2's emission of `value`.
+fn to_node(value: &Value) -> Node {
+    match value {
+        Value::Null => scalar(tag::NULL, "null"),
+        Value::Bool(b) => scalar(tag::BOOL, if *b { "true" } else { "false" }),
+        Value::Number(n) => number(n),
+        Value::String(s) => results::go_string_node(s),
+        Value::Array(items) => {
+            let mut seq = Node::sequence();
+            seq.content = items.iter().map(to_node).collect();
+            if seq.content.is_empty() {
+                seq.style = Style::FLOW;
+            }
+            seq
+        }
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort_by(|a, b| key_order(a, b));
+            let mut mapping = Node::mapping();
+            for key in keys {
+                mapping.content.push(results::go_string_node(key));
+                mapping.content.push(to_node(&map[key]));
+            }
+            if mapping.content.is_empty() {
+                mapping.style = Style::FLOW;
+            }
+            mapping
+        }
+    }
+}
+
+fn scalar(tag: &str, value: &str) -> Node {
+    Node {
+        kind: Kind::Scalar,
+        tag: tag.to_string(),
+        value: value.to_string(),
+        ..Node::default()
+    }
+}
+
+/// A JSON number as go-yaml v2 resolves its text: `int` when it parses as
+/// one (`ParseInt`, then `ParseUint`), `float` otherwise.
+fn number(n: &serde_json::Number) -> Node {
+    if let Some(i) = n.as_i64() {
+        return scalar(tag::INT, &i.to_string());
+    }
+    if let Some(u) = n.as_u64() {
+        return scalar(tag::INT, &u.to_string());
+    }
+    scalar(tag::FLOAT, &format_float(n.as_f64().unwrap_or(0.0)))
+}
+
+/// go-yaml v2's float marshaling: `strconv.FormatFloat(f, 'g', -1, 64)`
+/// (shortest digits; exponent form when the exponent is below -4 or at
+/// least 6). JSON has no NaN or infinities, so those never reach here.
+pub fn format_float(f: f64) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let e = format!("{f:e}");
+    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exp.abs())
+    } else {
+        format!("{f}")
+    }
+}
+
+fn key_order(a: &str, b: &str) -> Ordering {
+    if key_less(a, b) {
+        Ordering::Less
+    } else if key_less(b, a) {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    }
+}
+
+/// go-yaml v2's `keyList.Less` for two string keys: letters compare by
+/// code point, anything else sorts before a letter, and runs of digits
+/// compare as numbers (`a2` < `a10`).
+pub fn key_less(a: &str, b: &str) -> bool {
+    let ar: Vec<char> = a.chars().collect();
+    let br: Vec<char> = b.chars().collect();
+    for i in 0..ar.len().min(br.len()) {
+        if ar[i] == br[i] {
+            continue;
+        }
+        let al = ar[i].is_alphabetic();
+        let bl = br[i].is_alphabetic();
+        if al && bl {
+            return ar[i] < br[i];
+        }
+        if al || bl {
+            return bl;
+        }
+        return digits_less(&ar, &br, i);
+    }
+    ar.len() < br.len()
+}
+
+/// The digit-run comparison of `keyList.Less` at the first difference `i`.
+fn digits_less(ar: &[char], br: &[char], i: usize) -> bool {
+    let (mut an, mut bn) = (0i64, 0i64);
+    if ar[i] == '0' || br[i] == '0' {
+        // A zero inside a longer number ("10" vs "1a") is not a leading
+        // zero: start both counts at 1 so the digits before it count.
+        if ar[..i]
+            .iter()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .any(|c| *c != '0')
+        {
+            an = 1;
+            bn = 1;
+        }
+    }
+    let mut ai = i;
+    while ai < ar.len() && ar[ai].is_ascii_digit() {
+        an = an
+            .wrapping_mul(10)
+            .wrapping_add(i64::from(ar[ai] as u8 - b'0'));
+        ai += 1;
+    }
+    let mut bi = i;
+    while bi < br.len() && br[bi].is_ascii_digit() {
+        bn = bn
+            .wrapping_mul(10)
+            .wrapping_add(i64::from(br[bi] as u8 - b'0'));
+        bi += 1;
+    }
+    if an != bn {
+        return an < bn;
+    }
+    if ai != bi {
+        return ai < bi;
+    }
+    ar[i] < br[i]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kyaml::rnode::tests::{emit, parse};
+
+    /// (input resource, what the round trip gives back).
+    const CASES: &[(&str, &str)] = &[
+        (
+            "kind: A # comment\nmetadata:\n  name: 'x'\n  annotations: {b: '1', a: \"on\"}\n",
+            "kind: A\nmetadata:\n  annotations:\n    a: \"on\"\n    b: \"1\"\n  name: x\n",
+        ),
+        (
+            "kind: A\nspec:\n  n: 0x1F\n  f: 1.50\n  e: 1e3\n  big: 1000000.5\n  t: 2021-01-01\n  nil: ~\n  s: [\"a b\", 'x: y', '']\n  m: {}\n",
+            "kind: A\nspec:\n  big: 1.0000005e+06\n  e: 1000\n  f: 1.5\n  m: {}\n  \"n\": 31\n  nil: null\n  s:\n  - a b\n  - 'x: y'\n  - \"\"\n  t: \"2021-01-01T00:00:00Z\"\n",
+        ),
+        (
+            "kind: A\ndata:\n  script: |\n    one\n    two\n  trailing: \"x \\n\"\n",
+            "data:\n  script: |\n    one\n    two\n  trailing: \"x \\n\"\nkind: A\n",
+        ),
+    ];
+
+    #[test]
+    fn round_trips_like_jsontoyaml() {
+        for (input, want) in CASES {
+            let mut node = parse(input);
+            normalize(&mut node).unwrap();
+            assert_eq!(emit(&node), *want, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn sorts_keys_like_go_yaml_v2() {
+        let mut keys = vec!["b", "a10", "a_b", "aB", "a2", "a.b", "a", "1", "A"];
+        keys.sort_by(|a, b| key_order(a, b));
+        assert_eq!(keys, ["1", "A", "a", "a.b", "a_b", "a2", "a10", "aB", "b"]);
+    }
+
+    #[test]
+    fn formats_floats_like_go() {
+        for (f, want) in [
+            (1.5, "1.5"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (123456.0, "123456"),
+            (1234567.5, "1.2345675e+06"),
+            (1e21, "1e+21"),
+        ] {
+            assert_eq!(format_float(f), want);
+        }
+    }
+}

@@ -1,0 +1,478 @@
+//! The render shortcut: a whole in-place render, memoized by the bytes of
+//! the tree it read, so that rendering an unchanged tree runs nothing.
+//!
+//! The key ([`render_key`]) covers every file under the root (relative path
+//! and bytes; `.git` skipped; symlinks by target), the identity of every
+//! function the Kptfiles name (a built-in's name and behaviour version, an
+//! exec program's content hash, an image's name), the flags that change a
+//! render, the root's directory name (it shows in the log) and krmgraph's
+//! version. It does not cover where the tree is: two checkouts share keys.
+//!
+//! Two kinds of record:
+//! * exact: key of the tree before a successful render → the files it
+//!   wrote and deleted, its stderr and its `results.yaml`. Replaying it is
+//!   that render, byte for byte (timings in the log included).
+//! * fixed point: key of the tree a render left → "nothing to do". This
+//!   relies on pipelines being idempotent — rendering a rendered tree
+//!   changes no file — which kpt's own e2e harness requires of every case.
+//!   Its log and results are not known, so it is used only when no
+//!   `--results-dir` is asked for. `render --verify` checks the contract.
+//!
+//! A render whose files or log mention the absolute root path is not
+//! recorded: replaying it elsewhere would be wrong.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use krmgraph_cache::{Digest, Store};
+
+use super::{Order, RenderOptions};
+use crate::fnruntime::{builtin, exec, resolve_image};
+use crate::kptfile::KPTFILE_NAME;
+
+/// The key schema: bump it when what a key covers changes.
+const KEY_SCHEMA: &str = "krmgraph render shortcut v1";
+
+/// One entry of a tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// A regular file's bytes.
+    File(Vec<u8>),
+    /// A symlink's target.
+    Link(String),
+}
+
+/// Every file under a root, by slash path relative to it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The entries, sorted by path.
+    pub entries: BTreeMap<String, Entry>,
+}
+
+impl Snapshot {
+    /// Reads the tree under `root` (skipping `.git` directories).
+    pub fn read(root: &Path) -> std::io::Result<Snapshot> {
+        let mut entries = BTreeMap::new();
+        let mut stack = vec![(root.to_path_buf(), String::new())];
+        while let Some((dir, rel)) = stack.pop() {
+            for entry in std::fs::read_dir(&dir)? {
+                let entry = entry?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let path = entry.path();
+                let rel_path = if rel.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{rel}/{name}")
+                };
+                let kind = entry.file_type()?;
+                if kind.is_symlink() {
+                    let target = std::fs::read_link(&path)?;
+                    entries.insert(rel_path, Entry::Link(target.to_string_lossy().into_owned()));
+                } else if kind.is_dir() {
+                    if name != ".git" {
+                        stack.push((path, rel_path));
+                    }
+                } else {
+                    entries.insert(rel_path, Entry::File(std::fs::read(&path)?));
+                }
+            }
+        }
+        Ok(Snapshot { entries })
+    }
+
+    /// Total bytes of the regular files.
+    pub fn bytes(&self) -> u64 {
+        self.entries
+            .values()
+            .map(|e| match e {
+                Entry::File(b) => b.len() as u64,
+                Entry::Link(_) => 0,
+            })
+            .sum()
+    }
+
+    /// The files a render changed: written (new or different bytes) and
+    /// deleted, from `self` (before) to `after`.
+    pub fn changes_to(&self, after: &Snapshot) -> Vec<Change> {
+        let mut changes = Vec::new();
+        for (path, entry) in &after.entries {
+            if let Entry::File(bytes) = entry {
+                if self.entries.get(path) != Some(entry) {
+                    changes.push(Change::Write(path.clone(), bytes.clone()));
+                }
+            }
+        }
+        for (path, entry) in &self.entries {
+            if matches!(entry, Entry::File(_)) && !after.entries.contains_key(path) {
+                changes.push(Change::Delete(path.clone()));
+            }
+        }
+        changes
+    }
+
+    /// This snapshot with `changes` applied.
+    pub fn with(&self, changes: &[Change]) -> Snapshot {
+        let mut entries = self.entries.clone();
+        for change in changes {
+            match change {
+                Change::Write(path, bytes) => {
+                    entries.insert(path.clone(), Entry::File(bytes.clone()));
+                }
+                Change::Delete(path) => {
+                    entries.remove(path);
+                }
+            }
+        }
+        Snapshot { entries }
+    }
+}
+
+/// A file a render wrote or deleted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Written with these bytes.
+    Write(String, Vec<u8>),
+    /// Deleted.
+    Delete(String),
+}
+
+/// What replaying a record does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Replay {
+    /// An exact record: the render's file changes, stderr and
+    /// `results.yaml` (if it wrote one).
+    Exact {
+        /// Files to write and delete.
+        changes: Vec<Change>,
+        /// The render's stderr.
+        stderr: Vec<u8>,
+        /// Its `results.yaml`.
+        results: Option<Vec<u8>>,
+    },
+    /// The tree is as a render left it: nothing to do.
+    FixedPoint,
+}
+
+/// The shortcut key of rendering the tree `snapshot` of `root` with
+/// `options`; `None` when the tree cannot be keyed (a Kptfile that does not
+/// decode, an exec program that cannot be read, output not in place), so
+/// the render runs uncached and reports its own errors.
+pub fn render_key(snapshot: &Snapshot, root: &Path, options: &RenderOptions) -> Option<Digest> {
+    if options.output != super::Output::InPlace {
+        return None;
+    }
+    let mut h = Hasher::default();
+    h.field(KEY_SCHEMA.as_bytes());
+    h.field(env!("CARGO_PKG_VERSION").as_bytes());
+    h.field(root.file_name()?.to_string_lossy().as_bytes());
+    let runner = &options.runner;
+    let order = match options.order {
+        None => "",
+        Some(Order::DepthFirst) => "dfs",
+        Some(Order::BreadthFirst) => "bfs",
+    };
+    for flag in [
+        order,
+        bool_text(runner.allow_exec),
+        bool_text(runner.allow_network),
+        bool_text(runner.truncate_output),
+        bool_text(runner.no_builtins),
+        &runner.image_pull_policy,
+    ] {
+        h.field(flag.as_bytes());
+    }
+    for (path, entry) in &snapshot.entries {
+        h.field(path.as_bytes());
+        match entry {
+            Entry::File(bytes) => {
+                h.field(b"file");
+                h.field(bytes);
+            }
+            Entry::Link(target) => {
+                h.field(b"link");
+                h.field(target.as_bytes());
+            }
+        }
+    }
+    for (path, entry) in &snapshot.entries {
+        let is_kptfile = path == KPTFILE_NAME || path.ends_with(&format!("/{KPTFILE_NAME}"));
+        if let (true, Entry::File(bytes)) = (is_kptfile, entry) {
+            for identity in function_identities(path, bytes, runner.no_builtins)? {
+                h.field(&identity);
+            }
+        }
+    }
+    Some(Digest::from(h.0.finalize()))
+}
+
+fn bool_text(b: bool) -> &'static str {
+    if b {
+        "true"
+    } else {
+        "false"
+    }
+}
+
+/// Length-prefixed fields, so that no two field lists hash alike.
+#[derive(Default)]
+struct Hasher(blake3::Hasher);
+
+impl Hasher {
+    fn field(&mut self, bytes: &[u8]) {
+        self.0.update(&(bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+    }
+}
+
+/// What identifies each function of a Kptfile beyond its text: the
+/// built-in's behaviour version, or the exec program's content.
+fn function_identities(path: &str, bytes: &[u8], no_builtins: bool) -> Option<Vec<Vec<u8>>> {
+    let dir = Path::new(path).parent().unwrap_or(Path::new(""));
+    let kptfile = crate::kptfile::parse(dir, bytes).ok()?;
+    let pipeline = &kptfile.pipeline;
+    let mut out = Vec::new();
+    for f in pipeline.mutators.iter().chain(&pipeline.validators) {
+        if !f.exec.is_empty() {
+            let words = exec::split_command(&f.exec).ok()?;
+            let program = exec::look_path(words.first()?).ok()?;
+            let content = std::fs::read(program).ok()?;
+            out.push(blake3::hash(&content).as_bytes().to_vec());
+            continue;
+        }
+        let image = resolve_image(&f.image);
+        match builtin::lookup(&image).filter(|_| !no_builtins) {
+            Some(b) => out.push(format!("builtin {} {}", b.name, b.version).into_bytes()),
+            None => out.push(format!("image {image}").into_bytes()),
+        }
+    }
+    Some(out)
+}
+
+/// Output names and meta kinds of the records.
+const CHANGES: &str = "changes";
+const STDERR: &str = "stderr";
+const RESULTS: &str = "results";
+const EXACT: u8 = 1;
+const FIXED_POINT: u8 = 2;
+
+/// The record of `key`, if the store has a usable one. `wants_results`:
+/// the render must write `results.yaml`, which a fixed-point record cannot.
+pub fn lookup(
+    store: &dyn Store,
+    key: &Digest,
+    wants_results: bool,
+) -> krmgraph_cache::Result<Option<Replay>> {
+    let Some(hit) = store.lookup(key)? else {
+        return Ok(None);
+    };
+    let output = |name: &str| {
+        hit.record
+            .outputs
+            .iter()
+            .position(|o| o.name == name)
+            .map(|i| hit.outputs[i].clone())
+    };
+    match hit.record.meta.first() {
+        Some(&FIXED_POINT) if !wants_results => Ok(Some(Replay::FixedPoint)),
+        Some(&EXACT) => {
+            let changes = output(CHANGES).and_then(|b| decode_changes(&b));
+            let stderr = output(STDERR);
+            let (Some(changes), Some(stderr)) = (changes, stderr) else {
+                store.remove_step(key)?;
+                return Ok(None);
+            };
+            let results = output(RESULTS);
+            if wants_results && results.is_none() {
+                return Ok(None);
+            }
+            Ok(Some(Replay::Exact {
+                changes,
+                stderr,
+                results,
+            }))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A successful in-place render, as the shortcut records it.
+pub struct Rendered<'a> {
+    /// The tree before.
+    pub before: &'a Snapshot,
+    /// The tree after.
+    pub after: &'a Snapshot,
+    /// Its stderr.
+    pub stderr: &'a [u8],
+    /// Its `results.yaml`, if it wrote one.
+    pub results: Option<&'a [u8]>,
+}
+
+/// Records a successful in-place render of `root`: the exact record under
+/// `key` (the tree before), and a fixed point under the key of the tree it
+/// left. Nothing is recorded when the render's output names `root`'s
+/// absolute path. `Ok(false)`: not recorded.
+pub fn record(
+    store: &dyn Store,
+    key: &Digest,
+    root: &Path,
+    options: &RenderOptions,
+    run: &Rendered,
+) -> krmgraph_cache::Result<bool> {
+    let Rendered {
+        before,
+        after,
+        stderr,
+        results,
+    } = *run;
+    let changes = before.changes_to(after);
+    let root_text = root.to_string_lossy();
+    let mentions_root = |b: &[u8]| contains(b, root_text.as_bytes());
+    let located = changes.iter().any(|c| match c {
+        Change::Write(_, b) => mentions_root(b),
+        Change::Delete(_) => false,
+    }) || mentions_root(stderr)
+        || results.is_some_and(mentions_root);
+    if located {
+        return Ok(false);
+    }
+    let encoded = encode_changes(&changes);
+    let mut outputs: Vec<(&str, &[u8])> = vec![(CHANGES, &encoded), (STDERR, stderr)];
+    if let Some(results) = results {
+        outputs.push((RESULTS, results));
+    }
+    store.record(key, &outputs, &[EXACT])?;
+    if let Some(after_key) = render_key(after, root, options) {
+        if after_key != *key && store.peek_step(&after_key)?.is_none() {
+            store.record(&after_key, &[], &[FIXED_POINT])?;
+        }
+    }
+    store.flush()?;
+    Ok(true)
+}
+
+/// Applies an exact record's changes under `root`, each file atomically.
+pub fn apply(root: &Path, changes: &[Change]) -> std::io::Result<()> {
+    for change in changes {
+        match change {
+            Change::Write(path, bytes) => crate::fsutil::write_atomic(&root.join(path), bytes)?,
+            Change::Delete(path) => match std::fs::remove_file(root.join(path)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            },
+        }
+    }
+    Ok(())
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// `u32 count`, then per change `u8 kind (1 write, 0 delete)`, `u32` path
+/// length, path, and for writes `u64` length and bytes; little-endian.
+fn encode_changes(changes: &[Change]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend((changes.len() as u32).to_le_bytes());
+    for change in changes {
+        let (kind, path, bytes) = match change {
+            Change::Write(p, b) => (1u8, p, Some(b)),
+            Change::Delete(p) => (0u8, p, None),
+        };
+        out.push(kind);
+        out.extend((path.len() as u32).to_le_bytes());
+        out.extend(path.as_bytes());
+        if let Some(bytes) = bytes {
+            out.extend((bytes.len() as u64).to_le_bytes());
+            out.extend(bytes);
+        }
+    }
+    out
+}
+
+fn decode_changes(mut b: &[u8]) -> Option<Vec<Change>> {
+    fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        if b.len() < n {
+            return None;
+        }
+        let (head, tail) = b.split_at(n);
+        *b = tail;
+        Some(head)
+    }
+    let count = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?);
+    let mut changes = Vec::new();
+    for _ in 0..count {
+        let kind = take(&mut b, 1)?[0];
+        let len = u32::from_le_bytes(take(&mut b, 4)?.try_into().ok()?) as usize;
+        let path = String::from_utf8(take(&mut b, len)?.to_vec()).ok()?;
+        changes.push(match kind {
+            1 => {
+                let len = u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?) as usize;
+                Change::Write(path, take(&mut b, len)?.to_vec())
+            }
+            0 => Change::Delete(path),
+            _ => return None,
+        });
+    }
+    b.is_empty().then_some(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_round_trip() {
+        let changes = vec![
+            Change::Write("a/b.yaml".into(), b"x: 1\n".to_vec()),
+            Change::Delete("gone.yaml".into()),
+            Change::Write("empty".into(), Vec::new()),
+        ];
+        let encoded = encode_changes(&changes);
+        assert_eq!(decode_changes(&encoded), Some(changes));
+        assert_eq!(decode_changes(&encoded[..encoded.len() - 1]), None);
+        let mut longer = encoded.clone();
+        longer.push(0);
+        assert_eq!(decode_changes(&longer), None);
+    }
+
+    #[test]
+    fn keys_follow_content_not_location() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        for dir in [a.path(), b.path()] {
+            std::fs::create_dir_all(dir.join("pkg/sub")).unwrap();
+            std::fs::write(
+                dir.join("pkg/Kptfile"),
+                "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\n",
+            )
+            .unwrap();
+            std::fs::write(dir.join("pkg/sub/cm.yaml"), "kind: ConfigMap\n").unwrap();
+        }
+        let options = RenderOptions::default();
+        let key = |dir: &Path| {
+            let root = dir.join("pkg");
+            render_key(&Snapshot::read(&root).unwrap(), &root, &options).unwrap()
+        };
+        assert_eq!(key(a.path()), key(b.path()));
+        std::fs::write(b.path().join("pkg/sub/cm.yaml"), "kind: Secret\n").unwrap();
+        assert_ne!(key(a.path()), key(b.path()));
+    }
+
+    #[test]
+    fn snapshot_changes_apply() {
+        let mut before = Snapshot::default();
+        before
+            .entries
+            .insert("a".into(), Entry::File(b"1".to_vec()));
+        before
+            .entries
+            .insert("b".into(), Entry::File(b"2".to_vec()));
+        let mut after = before.clone();
+        after.entries.insert("a".into(), Entry::File(b"3".to_vec()));
+        after.entries.remove("b");
+        after.entries.insert("c".into(), Entry::File(b"4".to_vec()));
+        let changes = before.changes_to(&after);
+        assert_eq!(changes.len(), 3);
+        assert_eq!(before.with(&changes), after);
+    }
+}
