@@ -90,26 +90,23 @@ impl Config {
                 .map(str::to_string)
         };
         let cfg = match (meta.api_version.as_str(), meta.kind.as_str()) {
-            (_, "ConfigMap") => {
-                match (text(&["data", "prepend"]), text(&["data", "append"])) {
-                    (Some(p), None) => Config {
-                        substring: p,
-                        mode: EditMode::Prepend,
-                        ..Config::default()
-                    },
-                    (None, Some(a)) => Config {
-                        substring: a,
-                        mode: EditMode::Append,
-                        ..Config::default()
-                    },
-                    _ => {
-                        return Err(
-                            "the ConfigMap must contain exactly one of `prepend` and `append`"
-                                .into(),
-                        )
-                    }
+            (_, "ConfigMap") => match (text(&["data", "prepend"]), text(&["data", "append"])) {
+                (Some(p), None) => Config {
+                    substring: p,
+                    mode: EditMode::Prepend,
+                    ..Config::default()
+                },
+                (None, Some(a)) => Config {
+                    substring: a,
+                    mode: EditMode::Append,
+                    ..Config::default()
+                },
+                _ => {
+                    return Err(
+                        "the ConfigMap must contain exactly one of `prepend` and `append`".into(),
+                    )
                 }
-            }
+            },
             ("fn.kpt.dev/v1alpha1", "EnsureNameSubstring") => {
                 let mode = match text(&["editMode"]).unwrap_or_default().as_str() {
                     "" | "prepend" => EditMode::Prepend,

@@ -68,9 +68,13 @@ impl FieldSpec {
             Some((g, v)) => (g, v),
             None => ("", api_version),
         };
-        [(&self.group, group), (&self.version, version), (&self.kind, kind)]
-            .iter()
-            .all(|(want, got)| want.is_empty() || want == got)
+        [
+            (&self.group, group),
+            (&self.version, version),
+            (&self.kind, kind),
+        ]
+        .iter()
+        .all(|(want, got)| want.is_empty() || want == got)
     }
 }
 
@@ -85,7 +89,12 @@ fn common_annotations() -> Vec<FieldSpec> {
         FieldSpec::new("", "", "DaemonSet", template),
         FieldSpec::new("apps", "", "StatefulSet", template),
         FieldSpec::new("batch", "", "Job", template),
-        FieldSpec::new("batch", "", "CronJob", "spec/jobTemplate/metadata/annotations"),
+        FieldSpec::new(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/metadata/annotations",
+        ),
         FieldSpec::new(
             "batch",
             "",
@@ -171,7 +180,10 @@ pub fn run(input: &[u8]) -> ProcessOutput {
     for item in &mut list.items {
         let (file, index) = (report::file_path(item), report::file_index(item));
         let meta = rnode::get_meta(item).unwrap_or_default();
-        for spec in specs.iter().filter(|s| s.selects(&meta.api_version, &meta.kind)) {
+        for spec in specs
+            .iter()
+            .filter(|s| s.selects(&meta.api_version, &meta.kind))
+        {
             let parts: Vec<&str> = spec.path.split('/').filter(|p| !p.is_empty()).collect();
             visit(rnode::y_node_mut(item), &parts, spec.create, &mut |map| {
                 for (key, value) in &config.annotations {
@@ -231,11 +243,11 @@ fn visit(node: &mut Node, parts: &[&str], create: bool, f: &mut impl FnMut(&mut 
         f(node);
         return;
     };
-    let missing = rnode::field_value(node, first).is_none_or(|v| rnode::is_missing_or_null(Some(v)));
-    if missing {
-        if !create || rnode::set_field(node, first, Node::mapping()).is_err() {
-            return;
-        }
+    let missing =
+        rnode::field_value(node, first).is_none_or(|v| rnode::is_missing_or_null(Some(v)));
+    // A missing (or null) field is created only when the spec says so.
+    if missing && (!create || rnode::set_field(node, first, Node::mapping()).is_err()) {
+        return;
     }
     if let Some(child) = rnode::field_value_mut(node, first) {
         visit(child, rest, create, f);

@@ -134,9 +134,15 @@ fn run_with(input: &[u8], templates: Templates) -> ProcessOutput {
         .filter(|item| !scope::is_local_config(item))
         .peekable();
     if targets.peek().is_none() {
-        return report::sdk_output(list, &[Item::with_severity("no input resources", "info")], false);
+        return report::sdk_output(
+            list,
+            &[Item::with_severity("no input resources", "info")],
+            false,
+        );
     }
-    let count: usize = targets.map(|item| set_labels(item, &labels, templates)).sum();
+    let count: usize = targets
+        .map(|item| set_labels(item, &labels, templates))
+        .sum();
     let summary = format!("set {count} labels in total");
     report::sdk_output(list, &[Item::with_severity(summary, "info")], false)
 }
@@ -149,7 +155,11 @@ enum Create {
 }
 
 /// Sets `labels` on one resource; returns how many it wrote.
-pub fn set_labels(item: &mut Node, labels: &BTreeMap<String, String>, templates: Templates) -> usize {
+pub fn set_labels(
+    item: &mut Node,
+    labels: &BTreeMap<String, String>,
+    templates: Templates,
+) -> usize {
     let meta = rnode::get_meta(item).unwrap_or_default();
     let group = scope::group(&meta.api_version);
     let mut count = set_map(item, &["metadata", "labels"], labels, Create::Yes);
@@ -179,17 +189,34 @@ pub fn set_labels(item: &mut Node, labels: &BTreeMap<String, String>, templates:
         }
         ("batch", "CronJob") => {
             let job = ["spec", "jobTemplate"];
-            count += set_map(item, &["spec", "jobTemplate", "metadata", "labels"], labels, Create::Yes);
+            count += set_map(
+                item,
+                &["spec", "jobTemplate", "metadata", "labels"],
+                labels,
+                Create::Yes,
+            );
             let job_selector = ["spec", "jobTemplate", "spec", "selector", "matchLabels"];
             count += set_map(item, &job_selector, labels, Create::No);
-            count += pod_template(item, &[&job[..], &["spec", "template"]].concat(), labels, templates);
+            count += pod_template(
+                item,
+                &[&job[..], &["spec", "template"]].concat(),
+                labels,
+                templates,
+            );
         }
         ("networking.k8s.io", "NetworkPolicy") => {
             let pod_selector = ["podSelector", "matchLabels"];
-            count += set_map(item, &["spec", "podSelector", "matchLabels"], labels, Create::No);
+            count += set_map(
+                item,
+                &["spec", "podSelector", "matchLabels"],
+                labels,
+                Create::No,
+            );
             for (rules, peers) in [("ingress", "from"), ("egress", "to")] {
                 count += each(item, &["spec", rules], |rule| {
-                    each(rule, &[peers], |peer| set_map(peer, &pod_selector, labels, Create::No))
+                    each(rule, &[peers], |peer| {
+                        set_map(peer, &pod_selector, labels, Create::No)
+                    })
                 });
             }
         }
@@ -239,7 +266,12 @@ fn each(node: &mut Node, path: &[&str], mut f: impl FnMut(&mut Node) -> usize) -
 /// Sets each label in the map at `path`: a different value is replaced, a
 /// missing one added when `create` allows (creating the map too). Returns
 /// how many it wrote.
-fn set_map(node: &mut Node, path: &[&str], labels: &BTreeMap<String, String>, create: Create) -> usize {
+fn set_map(
+    node: &mut Node,
+    path: &[&str],
+    labels: &BTreeMap<String, String>,
+    create: Create,
+) -> usize {
     let mut count = 0;
     for (key, value) in labels {
         let current = rnode::lookup(node, &[path, &[key.as_str()]].concat())

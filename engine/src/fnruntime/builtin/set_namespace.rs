@@ -149,7 +149,8 @@ pub fn transform(items: &mut [Node], config: &Config) -> String {
     for item in targets.iter_mut() {
         visit_sdk(item, &mut |value: &str| {
             let shown = if value.is_empty() { "default" } else { value };
-            if (!config.matcher.is_empty() && shown != config.matcher) || value == config.namespace {
+            if (!config.matcher.is_empty() && shown != config.matcher) || value == config.namespace
+            {
                 return None;
             }
             old.insert(shown.to_string());
@@ -187,7 +188,14 @@ fn visit_sdk(item: &mut Node, visit: &mut impl FnMut(&str) -> Option<String>) {
     match (meta.api_version.as_str(), meta.kind.as_str()) {
         ("v1", "Namespace") => visit_field(item, &["metadata", "name"], true, visit),
         ("apiextensions.k8s.io/v1", "CustomResourceDefinition") => {
-            let path = ["spec", "conversion", "webhook", "clientConfig", "service", "namespace"];
+            let path = [
+                "spec",
+                "conversion",
+                "webhook",
+                "clientConfig",
+                "service",
+                "namespace",
+            ];
             visit_field(item, &path, false, visit);
         }
         ("apiregistration.k8s.io/v1", "APIService") => {
@@ -267,9 +275,7 @@ fn decode_v0_2(config: Option<&Node>) -> Result<String, String> {
             )
         }
     };
-    let namespace = config
-        .and_then(|c| scope::string_at(c, path))
-        .unwrap_or("");
+    let namespace = config.and_then(|c| scope::string_at(c, path)).unwrap_or("");
     if namespace.is_empty() {
         return Err("input namespace cannot be empty".into());
     }

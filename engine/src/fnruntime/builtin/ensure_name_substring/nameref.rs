@@ -57,7 +57,11 @@ fn pod_spec_paths(kind: &str) -> &'static [&'static str] {
 fn pod_spec_of(kind: &str) -> Option<&'static str> {
     match kind {
         "Pod" => Some("spec"),
-        "Deployment" | "ReplicaSet" | "DaemonSet" | "StatefulSet" | "Job"
+        "Deployment"
+        | "ReplicaSet"
+        | "DaemonSet"
+        | "StatefulSet"
+        | "Job"
         | "ReplicationController" => Some("spec/template/spec"),
         "CronJob" => Some("spec/jobTemplate/spec/template/spec"),
         _ => None,
@@ -134,7 +138,11 @@ fn role_references(item: &mut Node, kind: &str, rename: &Rename) {
         return;
     }
     if let Ok(Some(subjects)) = rnode::lookup_mut(item, &["subjects"]) {
-        for s in subjects.content.iter_mut().filter(|s| s.kind == Kind::Mapping) {
+        for s in subjects
+            .content
+            .iter_mut()
+            .filter(|s| s.kind == Kind::Mapping)
+        {
             let ns = scope::string_at(s, &["namespace"]).unwrap_or("default");
             if scope::string_at(s, &["kind"]) == Some("ServiceAccount")
                 && scope::string_at(s, &["name"]) == Some(rename.old.as_str())

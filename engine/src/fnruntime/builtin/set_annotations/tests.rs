@@ -116,7 +116,10 @@ additionalAnnotationFields:
 #[test]
 fn config_errors() {
     for (config, message) in [
-        ("", "`functionConfig` must be a `ConfigMap` or `SetAnnotations`"),
+        (
+            "",
+            "`functionConfig` must be a `ConfigMap` or `SetAnnotations`",
+        ),
         (
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
             "input annotation list cannot be empty",

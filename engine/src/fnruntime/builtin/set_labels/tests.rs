@@ -158,7 +158,8 @@ fn typed_config_empty_labels_and_no_resources() {
     run_case(Case {
         run: super::run,
         resources: local,
-        config: "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetLabels\nmetadata:\n  name: c\nlabels: {}\n",
+        config:
+            "apiVersion: fn.kpt.dev/v1alpha1\nkind: SetLabels\nmetadata:\n  name: c\nlabels: {}\n",
         want_resources: None,
         want_results: &["[warning]: no `labels` arguments are given in FunctionConfig"],
         want_exit: 0,
@@ -169,7 +170,10 @@ fn typed_config_empty_labels_and_no_resources() {
 #[test]
 fn config_errors() {
     for (config, message) in [
-        ("", "FunctionConfig is missing. Expect `ConfigMap.v1` or `SetLabels.v1alpha1.fn.kpt.dev`"),
+        (
+            "",
+            "FunctionConfig is missing. Expect `ConfigMap.v1` or `SetLabels.v1alpha1.fn.kpt.dev`",
+        ),
         (
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\n",
             "`data` of the ConfigMap is empty: no labels to set",
@@ -190,7 +194,8 @@ fn config_errors() {
 
 #[test]
 fn v0_2_creates_the_pod_template_labels() {
-    let resources = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  replicas: 3\n";
+    let resources =
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  replicas: 3\n";
     let want = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  labels:\n    tier: backend\nspec:\n  replicas: 3\n  selector:\n    matchLabels:\n      tier: backend\n  template:\n    metadata:\n      labels:\n        tier: backend\n";
     run_case(Case {
         run: super::run_v0_2,

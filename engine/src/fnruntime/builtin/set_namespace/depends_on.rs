@@ -90,13 +90,15 @@ pub fn rewrite(node: &mut Node, rewrite: impl Fn(&ObjectRef) -> Option<ObjectRef
     let mut changed = 0;
     let entries: Vec<String> = value
         .split(',')
-        .map(|entry| match ObjectRef::parse(entry).and_then(|r| rewrite(&r)) {
-            Some(new) => {
-                changed += 1;
-                new.format()
-            }
-            None => entry.to_string(),
-        })
+        .map(
+            |entry| match ObjectRef::parse(entry).and_then(|r| rewrite(&r)) {
+                Some(new) => {
+                    changed += 1;
+                    new.format()
+                }
+                None => entry.to_string(),
+            },
+        )
         .collect();
     if changed > 0 {
         scope::set_string_at(

@@ -22,8 +22,14 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("", "Namespace"),
     ("", "Node"),
     ("", "PersistentVolume"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
     ("apiregistration.k8s.io", "APIService"),
     ("authentication.k8s.io", "TokenReview"),
@@ -121,7 +127,8 @@ mod tests {
         let cm = parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n");
         let ns = parse("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n");
         let cr = parse("apiVersion: x.dev/v1\nkind: Foo\nmetadata:\n  name: a\n");
-        let cr_ns = parse("apiVersion: x.dev/v1\nkind: Foo\nmetadata:\n  name: a\n  namespace: b\n");
+        let cr_ns =
+            parse("apiVersion: x.dev/v1\nkind: Foo\nmetadata:\n  name: a\n  namespace: b\n");
         assert!(is_namespace_scoped(&cm));
         assert!(!is_namespace_scoped(&ns));
         assert!(!is_namespace_scoped(&cr));
@@ -130,7 +137,9 @@ mod tests {
 
     #[test]
     fn local_config_is_anything_but_false() {
-        let yes = parse("kind: A\nmetadata:\n  annotations:\n    config.kubernetes.io/local-config: \"yes\"\n");
+        let yes = parse(
+            "kind: A\nmetadata:\n  annotations:\n    config.kubernetes.io/local-config: \"yes\"\n",
+        );
         let no = parse("kind: A\nmetadata:\n  annotations:\n    config.kubernetes.io/local-config: \"false\"\n");
         assert!(is_local_config(&yes));
         assert!(!is_local_config(&no));

@@ -54,7 +54,9 @@ fn catalog_example_simple() {
         resources: SIMPLE,
         config: &config_map("  namespace: example-ns\n"),
         want_resources: Some(&SIMPLE.replace("example\n", "example-ns\n")),
-        want_results: &["[info]: namespace [example] updated to \"example-ns\", 5 value(s) changed"],
+        want_results: &[
+            "[info]: namespace [example] updated to \"example-ns\", 5 value(s) changed",
+        ],
         want_exit: 0,
         want_stderr: "",
     });
@@ -86,10 +88,9 @@ metadata:
         run: super::run,
         resources,
         config,
-        want_resources: Some(&resources.replace(
-            "  name: app\n",
-            "  name: app\n  namespace: example\n",
-        )),
+        want_resources: Some(
+            &resources.replace("  name: app\n", "  name: app\n  namespace: example\n"),
+        ),
         want_results: &["[info]: namespace [default] updated to \"example\", 1 value(s) changed"],
         want_exit: 0,
         want_stderr: "",
