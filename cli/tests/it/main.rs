@@ -6,6 +6,7 @@
 mod bad_input;
 mod bfs;
 mod builtins_kustomize;
+mod builtins_sdk;
 mod builtins_setters;
 mod cache;
 mod conformance;

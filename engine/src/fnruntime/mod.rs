@@ -366,7 +366,8 @@ pub fn run_in_pipeline(
 
 /// kpt's `newFnConfig`: a `configPath` file read from disk (no reader
 /// annotations), a `configMap` turned into a `ConfigMap` named
-/// `function-input` with flow-style string data, or none.
+/// `function-input` with flow-style string data, or none (an empty
+/// `configMap: {}` gives none, as `len(f.ConfigMap) != 0` does in kpt).
 fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnError> {
     if !f.config_path.is_empty() {
         let path = package_dir.join(&f.config_path);
@@ -385,7 +386,7 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
         .nodes;
         return Ok(nodes.into_iter().next());
     }
-    let Some(data) = &f.config_map else {
+    let Some(data) = f.config_map.as_ref().filter(|m| !m.is_empty()) else {
         return Ok(None);
     };
     let mut config = Node::mapping();

@@ -15,7 +15,8 @@
 //!
 //! The original hands every resource through a kustomize resource map,
 //! which strips kyaml's path, index and sequence-indent annotations (legacy
-//! and internal) and the migration id, but not the resource ids: kpt then
+//! and internal) and the migration id, but not the resource ids, and sets
+//! the other annotations again ([`remove_build_annotations`]): kpt then
 //! restores comments and field order, and writes each resource to its
 //! default path (`<namespace>/<kind>_<name>.yaml`, compact sequences), as
 //! the catalog examples show. No results on success; failures as kyaml's
@@ -226,10 +227,34 @@ pub fn transform(items: &mut [Node], config: &Config) {
         });
     }
     for item in items.iter_mut() {
-        for key in DROPPED_ANNOTATIONS {
-            let _ = rnode::clear_annotation(item, key);
-        }
+        remove_build_annotations(item);
     }
+}
+
+/// kustomize's `RemoveBuildAnnotations`: the annotations without the
+/// dropped ones, set again with kyaml's `SetAnnotations`, which clears the
+/// map and appends a new one in key order with plain string values (kpt
+/// puts the keys back in their order afterwards; the values keep the new
+/// style).
+fn remove_build_annotations(item: &mut Node) {
+    let mut annotations = rnode::get_annotations(item);
+    if annotations.is_empty() {
+        return;
+    }
+    for key in DROPPED_ANNOTATIONS {
+        annotations.remove(*key);
+    }
+    let Ok(Some(meta)) = rnode::lookup_mut(item, &["metadata"]) else {
+        return;
+    };
+    if rnode::clear_field(meta, "annotations").is_err() || annotations.is_empty() {
+        return;
+    }
+    let mut map = Node::mapping();
+    for (key, value) in &annotations {
+        let _ = rnode::set_field(&mut map, key, rnode::new_string(value.as_str()));
+    }
+    let _ = rnode::set_field(meta, "annotations", map);
 }
 
 /// Adds the substring to the scalars at `parts` (through lists).

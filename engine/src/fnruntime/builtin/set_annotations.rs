@@ -1,4 +1,4 @@
-//! `gcr.io/kpt-fn/set-annotations` `unstable` / `latest` (v0.1.4+, kyaml
+//! `gcr.io/kpt-fn/set-annotations` `unstable` / `latest` (kyaml
 //! framework with kustomize's annotations filter working on the nodes, so
 //! no JSON round trip).
 //!
@@ -30,7 +30,7 @@ use crate::yaml::{Kind, Node};
 pub static BUILTINS: &[Builtin] = &[Builtin {
     name: "set-annotations",
     registry: "gcr.io/kpt-fn/",
-    tags: &["unstable", "latest", "v0.1.4"],
+    tags: &["unstable", "latest"],
     version: "1",
     config_kinds: &["ConfigMap", "SetAnnotations"],
     run,
@@ -245,10 +245,9 @@ fn visit(node: &mut Node, parts: &[&str], create: bool, f: &mut impl FnMut(&mut 
     };
     let missing =
         rnode::field_value(node, first).is_none_or(|v| rnode::is_missing_or_null(Some(v)));
-    if missing {
-        if !create || rnode::set_field(node, first, Node::mapping()).is_err() {
-            return;
-        }
+    // A missing (or null) field is created only when the spec says so.
+    if missing && (!create || rnode::set_field(node, first, Node::mapping()).is_err()) {
+        return;
     }
     if let Some(child) = rnode::field_value_mut(node, first) {
         visit(child, rest, create, f);

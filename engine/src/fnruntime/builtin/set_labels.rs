@@ -41,10 +41,18 @@ pub static BUILTINS: &[Builtin] = &[
     Builtin {
         name: "set-labels",
         registry: "gcr.io/kpt-fn/",
-        tags: &["unstable", "latest", "v0.2", "v0.2.0", "v0.2.1", "v0.2.2"],
+        tags: &["unstable", "latest"],
         version: "1",
         config_kinds: &["ConfigMap", "SetLabels"],
         run,
+    },
+    Builtin {
+        name: "set-labels",
+        registry: "gcr.io/kpt-fn/",
+        tags: &["v0.2", "v0.2.0", "v0.2.1", "v0.2.2"],
+        version: "1",
+        config_kinds: &["ConfigMap", "SetLabels"],
+        run: run_v0_2,
     },
     Builtin {
         name: "set-labels",
@@ -52,9 +60,20 @@ pub static BUILTINS: &[Builtin] = &[
         tags: &["v0.2.0"],
         version: "1",
         config_kinds: &["ConfigMap", "SetLabels"],
-        run,
+        run: run_v0_2,
     },
 ];
+
+/// Whether pod template labels are created on a workload without
+/// `spec.template`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Templates {
+    /// Only an existing template is labelled (`unstable`, `latest`).
+    Existing,
+    /// The template's labels are created (v0.2, as the e2e case
+    /// `basicpipeline-wasm` shows for the demo build).
+    Create,
+}
 
 /// Reads the labels from the config.
 pub fn decode(config: Option<&Node>) -> Result<BTreeMap<String, String>, String> {
@@ -86,8 +105,17 @@ pub fn decode(config: Option<&Node>) -> Result<BTreeMap<String, String>, String>
     Ok(labels)
 }
 
-/// Runs the function.
+/// Runs `unstable` and `latest`.
 pub fn run(input: &[u8]) -> ProcessOutput {
+    run_with(input, Templates::Existing)
+}
+
+/// Runs v0.2.
+pub fn run_v0_2(input: &[u8]) -> ProcessOutput {
+    run_with(input, Templates::Create)
+}
+
+fn run_with(input: &[u8], templates: Templates) -> ProcessOutput {
     let mut list = match framework::read(input) {
         Ok(list) => list,
         Err(e) => return report::sdk_error(&e),
@@ -112,7 +140,9 @@ pub fn run(input: &[u8]) -> ProcessOutput {
             false,
         );
     }
-    let count: usize = targets.map(|item| set_labels(item, &labels)).sum();
+    let count: usize = targets
+        .map(|item| set_labels(item, &labels, templates))
+        .sum();
     let summary = format!("set {count} labels in total");
     report::sdk_output(list, &[Item::with_severity(summary, "info")], false)
 }
@@ -125,7 +155,11 @@ enum Create {
 }
 
 /// Sets `labels` on one resource; returns how many it wrote.
-pub fn set_labels(item: &mut Node, labels: &BTreeMap<String, String>) -> usize {
+pub fn set_labels(
+    item: &mut Node,
+    labels: &BTreeMap<String, String>,
+    templates: Templates,
+) -> usize {
     let meta = rnode::get_meta(item).unwrap_or_default();
     let group = scope::group(&meta.api_version);
     let mut count = set_map(item, &["metadata", "labels"], labels, Create::Yes);
@@ -135,11 +169,11 @@ pub fn set_labels(item: &mut Node, labels: &BTreeMap<String, String>) -> usize {
         ("", "Service") => count += set_map(item, &selector, labels, Create::Yes),
         ("", "ReplicationController") => {
             count += set_map(item, &selector, labels, Create::Yes);
-            count += pod_template(item, &["spec", "template"], labels);
+            count += pod_template(item, &["spec", "template"], labels, templates);
         }
         (_, "Deployment" | "ReplicaSet" | "DaemonSet") | ("apps", "StatefulSet") => {
             count += set_map(item, &match_labels, labels, Create::Yes);
-            count += pod_template(item, &["spec", "template"], labels);
+            count += pod_template(item, &["spec", "template"], labels, templates);
             if meta.kind == "StatefulSet" {
                 count += each(item, &["spec", "volumeClaimTemplates"], |claim| {
                     set_map(claim, &["metadata", "labels"], labels, Create::Yes)
@@ -148,7 +182,7 @@ pub fn set_labels(item: &mut Node, labels: &BTreeMap<String, String>) -> usize {
         }
         ("batch", "Job") => {
             count += set_map(item, &match_labels, labels, Create::No);
-            count += pod_template(item, &["spec", "template"], labels);
+            count += pod_template(item, &["spec", "template"], labels, templates);
         }
         ("policy", "PodDisruptionBudget") => {
             count += set_map(item, &match_labels, labels, Create::No)
@@ -163,7 +197,12 @@ pub fn set_labels(item: &mut Node, labels: &BTreeMap<String, String>) -> usize {
             );
             let job_selector = ["spec", "jobTemplate", "spec", "selector", "matchLabels"];
             count += set_map(item, &job_selector, labels, Create::No);
-            count += pod_template(item, &[&job[..], &["spec", "template"]].concat(), labels);
+            count += pod_template(
+                item,
+                &[&job[..], &["spec", "template"]].concat(),
+                labels,
+                templates,
+            );
         }
         ("networking.k8s.io", "NetworkPolicy") => {
             let pod_selector = ["podSelector", "matchLabels"];
@@ -186,14 +225,25 @@ pub fn set_labels(item: &mut Node, labels: &BTreeMap<String, String>) -> usize {
     count
 }
 
-/// The pod template at `path`, if it exists: its labels (created) and its
-/// topology spread constraints' selectors (existing labels only).
-fn pod_template(item: &mut Node, path: &[&str], labels: &BTreeMap<String, String>) -> usize {
+/// The pod template at `path` (if it exists, or always with
+/// [`Templates::Create`]): its labels (created) and its topology spread
+/// constraints' selectors (existing labels only).
+fn pod_template(
+    item: &mut Node,
+    path: &[&str],
+    labels: &BTreeMap<String, String>,
+    templates: Templates,
+) -> usize {
+    let mut count = 0;
+    if templates == Templates::Create {
+        let labels_path = [path, &["metadata", "labels"]].concat();
+        count += set_map(item, &labels_path, labels, Create::Yes);
+    }
     let template = match rnode::lookup_mut(item, path) {
         Ok(Some(t)) if t.kind == Kind::Mapping => t,
-        _ => return 0,
+        _ => return count,
     };
-    let mut count = set_map(template, &["metadata", "labels"], labels, Create::Yes);
+    count += set_map(template, &["metadata", "labels"], labels, Create::Yes);
     count += each(template, &["spec", "topologySpreadConstraints"], |c| {
         set_map(c, &["labelSelector", "matchLabels"], labels, Create::No)
     });

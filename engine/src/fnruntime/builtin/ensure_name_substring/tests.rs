@@ -132,13 +132,20 @@ fn drops_path_index_and_seqindent_but_keeps_ids() {
         "      config.kubernetes.io/index: '0'\n",
         "      config.kubernetes.io/index: '0'\n      internal.config.kubernetes.io/seqindent: 'wide'\n      config.k8s.io/id: '1'\n",
     );
+    stdin = stdin.replacen(
+        "      config.kubernetes.io/index: '0'\n",
+        "      config.kubernetes.io/index: '0'\n      note: 'kept, restyled'\n",
+        1,
+    );
     let out = super::run(stdin.as_bytes());
     assert_eq!(out.exit_code, Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("      note: kept, restyled\n"), "{text}");
     let read = ByteReader::default().read(&out.stdout).unwrap();
     let annotations = rnode::get_annotations(&read.nodes[0]);
     assert_eq!(
         annotations.keys().collect::<Vec<_>>(),
-        ["config.k8s.io/id"],
+        ["config.k8s.io/id", "note"],
         "{annotations:?}"
     );
 }

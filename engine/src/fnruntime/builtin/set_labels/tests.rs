@@ -191,3 +191,19 @@ fn config_errors() {
         });
     }
 }
+
+#[test]
+fn v0_2_creates_the_pod_template_labels() {
+    let resources =
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  replicas: 3\n";
+    let want = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  labels:\n    tier: backend\nspec:\n  replicas: 3\n  selector:\n    matchLabels:\n      tier: backend\n  template:\n    metadata:\n      labels:\n        tier: backend\n";
+    run_case(Case {
+        run: super::run_v0_2,
+        resources,
+        config: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  tier: backend\n",
+        want_resources: Some(want),
+        want_results: &["[info]: set 3 labels in total"],
+        want_exit: 0,
+        want_stderr: "",
+    });
+}

@@ -277,3 +277,55 @@ fn v0_2_config_errors() {
         want_stderr: "[error] : input namespace cannot be empty\n",
     });
 }
+
+#[test]
+fn role_bindings_and_unset_service_namespaces() {
+    let resources = r#"apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: rb
+subjects:
+- kind: ServiceAccount
+  name: sa
+  namespace: old
+- kind: User
+  name: jane
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crd
+spec:
+  conversion:
+    strategy: None
+"#;
+    let want = r#"apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: rb
+  namespace: new
+subjects:
+- kind: ServiceAccount
+  name: sa
+  namespace: new
+- kind: User
+  name: jane
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crd
+spec:
+  conversion:
+    strategy: None
+"#;
+    run_case(Case {
+        run: super::run,
+        resources,
+        config: &config_map("  namespace: new\n"),
+        want_resources: Some(want),
+        want_results: &["[info]: namespace [default old] updated to \"new\", 2 value(s) changed"],
+        want_exit: 0,
+        want_stderr: "",
+    });
+}
