@@ -24,6 +24,7 @@ pub mod no_op;
 pub mod remove_local_config;
 pub mod search_replace;
 pub mod set_image;
+pub mod starlark;
 
 use super::exec::ProcessOutput;
 
@@ -63,6 +64,7 @@ impl std::fmt::Debug for Builtin {
 /// file exports its entries as `BUILTINS`.
 pub static REGISTRY: &[&[Builtin]] = &[
     BASE,
+    starlark::BUILTINS,
     apply_setters::BUILTINS,
     create_setters::BUILTINS,
     list_setters::BUILTINS,
