@@ -97,7 +97,7 @@ data:
   b9: "true"
   b10: x
   f: 1.5
-  n: null
+  "n": null
 kind: ConfigMap
 metadata:
   name: cm
