@@ -20,11 +20,13 @@
 
 pub mod config;
 pub mod convert;
+pub mod errors;
 pub mod marshal;
 pub mod run;
 
 use super::apply_setters::report;
-use super::{framework, Builtin};
+use super::framework::{self, ResourceList};
+use super::Builtin;
 use crate::fnruntime::exec::ProcessOutput;
 use config::Config;
 
@@ -42,26 +44,45 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
 pub fn run(input: &[u8]) -> ProcessOutput {
     let mut list = match framework::read(input) {
         Ok(list) => list,
-        Err(e) => return framework::failure(&e),
+        Err(e) => {
+            // The framework stops before the function: nothing on stdout.
+            let mut output = framework::failure(&e);
+            output.stderr = container_stderr(&format!("[error] : {e}")).into_bytes();
+            return output;
+        }
     };
     let config = match Config::decode(list.function_config.as_ref()) {
         Ok(c) => c,
-        Err(e) => return report::kyaml_failure(list, &e),
+        Err(e) => return failure(list, "", &e),
     };
     let outcome = run::run(&config, &list.items, list.function_config.as_ref());
-    let mut output = match outcome.result {
+    match outcome.result {
         Ok(items) => {
             list.items = items;
-            framework::success(&list)
+            let mut output = framework::success(&list);
+            output.stderr = container_stderr(&outcome.stderr).into_bytes();
+            output
         }
-        Err(e) => report::kyaml_failure(list, &e),
-    };
-    // Go's `print` writes straight to stderr, before the framework reports
-    // an error at exit.
-    let mut stderr = outcome.stderr.into_bytes();
-    stderr.append(&mut output.stderr);
-    output.stderr = stderr;
+        Err(e) => failure(list, &outcome.stderr, &e),
+    }
+}
+
+/// kyaml's framework reporting `message`: one error result, and the
+/// message after what the script printed (Go's `print` writes straight to
+/// stderr; the framework prints the error with `%v`, no newline).
+fn failure(list: ResourceList, printed: &str, message: &str) -> ProcessOutput {
+    let mut output = report::kyaml_failure(list, message);
+    output.stderr = container_stderr(&format!("{printed}[error] : {message}")).into_bytes();
     output
+}
+
+/// Stderr as kpt records it for a container function: read line by line
+/// (`bufio.Scanner`, which drops a `\r` before each `\n`) and joined with
+/// `\n`, so the final newline of the last `print` is gone. A built-in
+/// stands in for the container, and `krmgraph fn run` under kpt's `exec:`
+/// then reports the same text.
+fn container_stderr(raw: &str) -> String {
+    raw.lines().collect::<Vec<_>>().join("\n")
 }
 
 #[cfg(test)]

@@ -16,11 +16,8 @@
 //!   and reading the host's would make the output depend on it.
 //! - `ctx.open_api` is an empty dict (the schema is not loaded).
 //!
-//! Errors follow Go's `Error()` texts: syntax and name-resolution errors
-//! are `<name>:<line>:<col>: <message>` (the name is the config's
-//! `metadata.name`); runtime errors are the bare message, `fail(...)` is
-//! `fail: <args joined by sep>`. The messages themselves are
-//! starlark-rust's unless noted.
+//! Errors are worded by [`super::errors`]; `fail(...)` is Go's
+//! `fail: <args joined by sep>`.
 
 use std::cell::RefCell;
 
@@ -34,10 +31,10 @@ use starlark::values::none::NoneType;
 use starlark::values::structs::AllocStruct;
 use starlark::values::tuple::UnpackTuple;
 use starlark::values::Value;
-use starlark::ErrorKind;
 
 use super::config::Config;
 use super::convert::ToStarlark;
+use super::errors::go_message;
 use super::marshal;
 use crate::yaml::Node;
 
@@ -83,7 +80,7 @@ fn evaluate(
     printed: &Printed,
 ) -> Result<Vec<Node>, String> {
     let ast = AstModule::parse(&config.name, config.source.clone(), &dialect())
-        .map_err(|e| message(&config.name, e))?;
+        .map_err(|e| go_message(&config.name, &e))?;
     let globals = GlobalsBuilder::extended_by(&[
         LibraryExtension::SetType,
         LibraryExtension::StructType,
@@ -104,7 +101,7 @@ fn evaluate(
         let mut eval = Evaluator::new(&module);
         eval.set_print_handler(printed);
         eval.eval_module(ast, &globals)
-            .map_err(|e| message(&config.name, e))?;
+            .map_err(|e| go_message(&config.name, &e))?;
         read_items(resource_list)
     })
 }
@@ -150,24 +147,6 @@ fn read_items(resource_list: Value) -> Result<Vec<Node>, String> {
     list.iter()
         .map(|v| marshal::to_node(v).map_err(|e| e.to_string()))
         .collect()
-}
-
-/// The error text Go's `Error()` gives for the same failure.
-fn message(name: &str, e: starlark::Error) -> String {
-    let positioned = matches!(e.kind(), ErrorKind::Parser(_) | ErrorKind::Scope(_));
-    let text = match e.kind() {
-        // starlark-rust's own `fail` is replaced by `go_builtins`; its
-        // errors arrive as native errors carrying Go's text.
-        ErrorKind::Native(inner) => inner.to_string(),
-        kind => kind.to_string(),
-    };
-    match (positioned, e.span()) {
-        (true, Some(span)) => {
-            let pos = span.resolve_span().begin;
-            format!("{name}:{}:{}: {text}", pos.line + 1, pos.column + 1)
-        }
-        _ => text,
-    }
 }
 
 /// Collects `print` output.

@@ -118,7 +118,7 @@ fn print_goes_to_stderr() {
         want_resources: None,
         want_results: &[],
         want_exit: 0,
-        want_stderr: "hello 1\n2\n",
+        want_stderr: "hello 1\n2",
     });
 }
 
@@ -131,7 +131,7 @@ fn fail_is_an_error_result() {
         want_resources: None,
         want_results: &["[error]: fail: could not find httpbin"],
         want_exit: 1,
-        want_stderr: "checking\n[error] : fail: could not find httpbin\n",
+        want_stderr: "checking\n[error] : fail: could not find httpbin",
     });
 }
 
@@ -202,6 +202,6 @@ fn missing_source_fails() {
         want_resources: None,
         want_results: &["[error]: `source` must not be empty"],
         want_exit: 1,
-        want_stderr: "[error] : `source` must not be empty\n",
+        want_stderr: "[error] : `source` must not be empty",
     });
 }
