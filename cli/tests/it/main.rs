@@ -6,6 +6,7 @@
 mod bad_input;
 mod bfs;
 mod builtins_setters;
+mod builtins_starlark;
 mod conformance;
 mod demo;
 mod differential;
