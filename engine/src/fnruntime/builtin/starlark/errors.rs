@@ -9,8 +9,10 @@
 //! `metadata.name`, columns count from 1.
 //!
 //! Translated texts: an expression expected but another token found
-//! (`got newline, want primary expression`) and undefined names. Other
-//! messages are starlark-rust's own, with Go's position rules.
+//! (`got newline, want primary expression`), undefined names, and the
+//! common runtime faults (a missing dict key, a missing attribute, an
+//! unsupported operator or `len`). Other messages are starlark-rust's own,
+//! with Go's position rules.
 
 use starlark::codemap::ResolvedPos;
 use starlark::ErrorKind;
@@ -29,7 +31,7 @@ pub fn go_message(file: &str, e: &starlark::Error) -> String {
         }
         // `fail` and other native builtins already carry Go's text.
         (ErrorKind::Native(inner), _) => inner.to_string(),
-        (kind, _) => kind.to_string(),
+        (kind, _) => runtime_message(&kind.to_string()),
     }
 }
 
@@ -94,6 +96,50 @@ fn scope_message(text: &str) -> String {
     }
 }
 
+/// starlark-rust's runtime messages → go.starlark.net's, for the faults
+/// both name the same way.
+fn runtime_message(text: &str) -> String {
+    // Key `"nope"` was not found → key "nope" not in dict
+    if let Some(key) = between(text, "Key `", "` was not found") {
+        return format!("key {key} not in dict");
+    }
+    // Operation `+` not supported for types `int` and `string`
+    if let Some(rest) = text.strip_prefix("Operation `") {
+        if let Some((op, types)) = rest.split_once("` not supported for types `") {
+            if let Some((x, y)) = types.strip_suffix('`').and_then(|t| t.split_once("` and `")) {
+                return format!("unknown binary op: {x} {op} {y}");
+            }
+        }
+        if let Some(ty) = between(rest, "len()` not supported on type `", "`") {
+            return format!("len: value of type {ty} has no len");
+        }
+    }
+    // Object of type `dict` has no attribute `nope`[, did you mean `pop`?]
+    if let Some(rest) = text.strip_prefix("Object of type `") {
+        if let Some((ty, rest)) = rest.split_once("` has no attribute `") {
+            let (name, hint) = match rest.split_once("`, did you mean `") {
+                Some((name, hint)) => (name, hint.strip_suffix("`?")),
+                None => (rest.strip_suffix('`').unwrap_or(rest), None),
+            };
+            let mut msg = if ty == "struct" {
+                format!("struct has no .{name} attribute")
+            } else {
+                format!("{ty} has no .{name} field or method")
+            };
+            if let Some(hint) = hint {
+                msg.push_str(&format!(" (did you mean .{hint}?)"));
+            }
+            return msg;
+        }
+    }
+    text.to_string()
+}
+
+/// The text between `prefix` and `suffix` when `text` is exactly that.
+fn between<'a>(text: &'a str, prefix: &str, suffix: &str) -> Option<&'a str> {
+    text.strip_prefix(prefix)?.strip_suffix(suffix)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +171,30 @@ mod tests {
             scope_message("Variable `fo` not found, did you mean `foo`?"),
             "undefined: fo"
         );
+    }
+
+    #[test]
+    fn translates_common_runtime_errors() {
+        assert_eq!(
+            runtime_message("Key `\"nope\"` was not found"),
+            "key \"nope\" not in dict"
+        );
+        assert_eq!(
+            runtime_message("Operation `+` not supported for types `int` and `string`"),
+            "unknown binary op: int + string"
+        );
+        assert_eq!(
+            runtime_message("Operation `len()` not supported on type `int`"),
+            "len: value of type int has no len"
+        );
+        assert_eq!(
+            runtime_message("Object of type `struct` has no attribute `foo`"),
+            "struct has no .foo attribute"
+        );
+        assert_eq!(
+            runtime_message("Object of type `dict` has no attribute `nope`, did you mean `pop`?"),
+            "dict has no .nope field or method (did you mean .pop?)"
+        );
+        assert_eq!(runtime_message("something else"), "something else");
     }
 }
