@@ -17,17 +17,20 @@
 use starlark::codemap::ResolvedPos;
 use starlark::ErrorKind;
 
-/// The text Go's `Error()` would give for `e` in script `file`.
-pub fn go_message(file: &str, e: &starlark::Error) -> String {
+use super::while_loops::Rewritten;
+
+/// The text Go's `Error()` would give for `e` in script `file`, whose
+/// `while` loops were rewritten as `source`.
+pub fn go_message(file: &str, source: &Rewritten, e: &starlark::Error) -> String {
     let span = e.span().map(|s| s.resolve_span());
     match (e.kind(), span) {
         (ErrorKind::Parser(inner), Some(span)) => {
             let text = inner.to_string();
-            format!("{}: {}", position(file, span.end), parse_message(&text))
+            format!("{}: {}", position(file, source, span.end), parse_message(&text))
         }
         (ErrorKind::Scope(inner), Some(span)) => {
             let text = inner.to_string();
-            format!("{}: {}", position(file, span.begin), scope_message(&text))
+            format!("{}: {}", position(file, source, span.begin), scope_message(&text))
         }
         // `fail` and other native builtins already carry Go's text.
         (ErrorKind::Native(inner), _) => inner.to_string(),
@@ -35,8 +38,9 @@ pub fn go_message(file: &str, e: &starlark::Error) -> String {
     }
 }
 
-fn position(file: &str, pos: ResolvedPos) -> String {
-    format!("{file}:{}:{}", pos.line + 1, pos.column + 1)
+fn position(file: &str, source: &Rewritten, pos: ResolvedPos) -> String {
+    let (line, column) = source.original(pos.line, pos.column);
+    format!("{file}:{}:{}", line + 1, column + 1)
 }
 
 /// `Parse error: unexpected <token>, expected expression` →

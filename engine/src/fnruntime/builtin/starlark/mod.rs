@@ -23,6 +23,7 @@ pub mod convert;
 pub mod errors;
 pub mod marshal;
 pub mod run;
+pub mod while_loops;
 
 use super::apply_setters::report;
 use super::framework::{self, ResourceList};

@@ -4,7 +4,8 @@
 //!
 //! The catalog runs go.starlark.net with `set`, recursion, global
 //! reassignment and top-level `if`/`for` allowed; starlark-rust's extended
-//! dialect allows the same, except `while` loops, which it does not have.
+//! dialect allows the same, except `while` loops, which it does not have
+//! and [`while_loops`] rewrites.
 //! Globals: the standard library, `set`, `struct`, `print` (to stderr,
 //! one line per call) and `fail`, plus
 //! `ctx = struct(resource_list, environment, open_api)`.
@@ -35,6 +36,7 @@ use starlark::values::Value;
 use super::config::Config;
 use super::convert::ToStarlark;
 use super::errors::go_message;
+use super::while_loops;
 use super::marshal;
 use crate::yaml::Node;
 
@@ -79,8 +81,9 @@ fn evaluate(
     function_config: Option<&Node>,
     printed: &Printed,
 ) -> Result<Vec<Node>, String> {
-    let ast = AstModule::parse(&config.name, config.source.clone(), &dialect())
-        .map_err(|e| go_message(&config.name, &e))?;
+    let source = while_loops::rewrite(&config.source);
+    let ast = AstModule::parse(&config.name, source.text.clone(), &dialect())
+        .map_err(|e| go_message(&config.name, &source, &e))?;
     let globals = GlobalsBuilder::extended_by(&[
         LibraryExtension::SetType,
         LibraryExtension::StructType,
@@ -101,7 +104,7 @@ fn evaluate(
         let mut eval = Evaluator::new(&module);
         eval.set_print_handler(printed);
         eval.eval_module(ast, &globals)
-            .map_err(|e| go_message(&config.name, &e))?;
+            .map_err(|e| go_message(&config.name, &source, &e))?;
         read_items(resource_list)
     })
 }
