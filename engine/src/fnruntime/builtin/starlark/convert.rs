@@ -114,7 +114,10 @@ impl<'a, 'v> ToStarlark<'a, 'v> {
         match source.kind {
             Kind::Mapping => {
                 for (k, v) in self.pairs(source) {
-                    if !pairs.iter().any(|(have, _)| have.equals(k).unwrap_or(false)) {
+                    if !pairs
+                        .iter()
+                        .any(|(have, _)| have.equals(k).unwrap_or(false))
+                    {
                         pairs.push((k, v));
                     }
                 }

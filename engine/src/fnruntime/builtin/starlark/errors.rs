@@ -26,11 +26,19 @@ pub fn go_message(file: &str, source: &Rewritten, e: &starlark::Error) -> String
     match (e.kind(), span) {
         (ErrorKind::Parser(inner), Some(span)) => {
             let text = inner.to_string();
-            format!("{}: {}", position(file, source, span.end), parse_message(&text))
+            format!(
+                "{}: {}",
+                position(file, source, span.end),
+                parse_message(&text)
+            )
         }
         (ErrorKind::Scope(inner), Some(span)) => {
             let text = inner.to_string();
-            format!("{}: {}", position(file, source, span.begin), scope_message(&text))
+            format!(
+                "{}: {}",
+                position(file, source, span.begin),
+                scope_message(&text)
+            )
         }
         // `fail` and other native builtins already carry Go's text.
         (ErrorKind::Native(inner), _) => inner.to_string(),
@@ -110,7 +118,10 @@ fn runtime_message(text: &str) -> String {
     // Operation `+` not supported for types `int` and `string`
     if let Some(rest) = text.strip_prefix("Operation `") {
         if let Some((op, types)) = rest.split_once("` not supported for types `") {
-            if let Some((x, y)) = types.strip_suffix('`').and_then(|t| t.split_once("` and `")) {
+            if let Some((x, y)) = types
+                .strip_suffix('`')
+                .and_then(|t| t.split_once("` and `"))
+            {
                 return format!("unknown binary op: {x} {op} {y}");
             }
         }

@@ -83,7 +83,10 @@ fn scalar(value: &str, tag: &str) -> Node {
 
 fn sequence(items: &[Value]) -> Result<Node, MarshalError> {
     let mut seq = Node::sequence();
-    seq.content = items.iter().map(|v| to_node(*v)).collect::<Result<_, _>>()?;
+    seq.content = items
+        .iter()
+        .map(|v| to_node(*v))
+        .collect::<Result<_, _>>()?;
     Ok(seq)
 }
 
@@ -151,10 +154,9 @@ impl SortKey {
 
     fn cmp(&self, other: &SortKey) -> Ordering {
         match (self, other) {
-            (SortKey::Number { value: a, kind: ak }, SortKey::Number { value: b, kind: bk }) => a
-                .partial_cmp(b)
-                .unwrap_or(Ordering::Equal)
-                .then(ak.cmp(bk)),
+            (SortKey::Number { value: a, kind: ak }, SortKey::Number { value: b, kind: bk }) => {
+                a.partial_cmp(b).unwrap_or(Ordering::Equal).then(ak.cmp(bk))
+            }
             (SortKey::Str(a), SortKey::Str(b)) => {
                 if natural_less(a, b) {
                     Ordering::Less
@@ -260,7 +262,11 @@ pub fn go_float(f: f64) -> String {
     } else if point as usize >= digits.len() {
         format!("{}{}", digits, "0".repeat(point as usize - digits.len()))
     } else {
-        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
+        format!(
+            "{}.{}",
+            &digits[..point as usize],
+            &digits[point as usize..]
+        )
     };
     format!("{sign}{body}")
 }
@@ -270,7 +276,10 @@ mod tests {
     use super::*;
 
     fn less(a: &str, b: &str) -> bool {
-        natural_less(&a.chars().collect::<Vec<_>>(), &b.chars().collect::<Vec<_>>())
+        natural_less(
+            &a.chars().collect::<Vec<_>>(),
+            &b.chars().collect::<Vec<_>>(),
+        )
     }
 
     #[test]

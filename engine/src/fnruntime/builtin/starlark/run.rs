@@ -36,8 +36,8 @@ use starlark::values::Value;
 use super::config::Config;
 use super::convert::ToStarlark;
 use super::errors::go_message;
-use super::while_loops;
 use super::marshal;
+use super::while_loops;
 use crate::yaml::Node;
 
 /// What a run produced: the printed lines, and the new items or the error.
@@ -118,7 +118,10 @@ fn resource_list<'v>(
     let mut to = ToStarlark::new(heap);
     let items: Vec<Value> = items.iter().map(|n| to.value(n)).collect();
     let mut pairs: Vec<(Value, Value)> = vec![
-        (heap.alloc("apiVersion"), heap.alloc("config.kubernetes.io/v1")),
+        (
+            heap.alloc("apiVersion"),
+            heap.alloc("config.kubernetes.io/v1"),
+        ),
         (heap.alloc("kind"), heap.alloc("ResourceList")),
         (
             heap.alloc("items"),

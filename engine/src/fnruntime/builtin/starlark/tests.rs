@@ -114,7 +114,10 @@ fn print_goes_to_stderr() {
     run_case(Case {
         run: super::run,
         resources: RESOURCES,
-        config: &starlark_run("p", "print(\"hello\", 1)\nprint(len(ctx.resource_list[\"items\"]))"),
+        config: &starlark_run(
+            "p",
+            "print(\"hello\", 1)\nprint(len(ctx.resource_list[\"items\"]))",
+        ),
         want_resources: None,
         want_results: &[],
         want_exit: 0,
@@ -127,7 +130,10 @@ fn fail_is_an_error_result() {
     run_case(Case {
         run: super::run,
         resources: RESOURCES,
-        config: &starlark_run("v", "print(\"checking\")\nfail(\"could not find\", \"httpbin\")"),
+        config: &starlark_run(
+            "v",
+            "print(\"checking\")\nfail(\"could not find\", \"httpbin\")",
+        ),
         want_resources: None,
         want_results: &["[error]: fail: could not find httpbin"],
         want_exit: 1,
@@ -138,16 +144,23 @@ fn fail_is_an_error_result() {
 #[test]
 fn syntax_errors_carry_the_config_name() {
     let case_stderr = |source: &str| {
-        let stdin = super::super::apply_setters::tests::input(RESOURCES, &starlark_run("gen", source));
+        let stdin =
+            super::super::apply_setters::tests::input(RESOURCES, &starlark_run("gen", source));
         String::from_utf8(super::run(&stdin).stderr).unwrap()
     };
     let undefined = case_stderr("x = 1\ny = undefined_name\n");
-    assert!(
-        undefined.starts_with("[error] : gen:2:5: "),
-        "{undefined}"
-    );
+    assert!(undefined.starts_with("[error] : gen:2:5: "), "{undefined}");
     let syntax = case_stderr("def f(:\n  pass\n");
     assert!(syntax.starts_with("[error] : gen:1:"), "{syntax}");
+    // The e2e fn-failure script: Go reports the newline token at the
+    // position after it.
+    let dangling_and = case_stderr(
+        "# comment\ndef isHTTPBin(r):\n  return r[\"kind\"] == \"Deployment\" and \n  r[\"metadata\"][\"name\"] == \"httpbin\"\n",
+    );
+    assert_eq!(
+        dangling_and,
+        "[error] : gen:4:1: got newline, want primary expression"
+    );
 }
 
 #[test]
@@ -162,8 +175,11 @@ total = 0
 for r in ctx.resource_list["items"]:
   seen.add(r["kind"])
   total = total + count(3)
-if total != 6 or len(seen) != 2:
-  fail("unexpected", total, seen)
+n = 0
+while n < 10:
+  n += 1
+if total != 6 or len(seen) != 2 or n != 10:
+  fail("unexpected", total, seen, n)
 "#;
     run_case(Case {
         run: super::run,
@@ -183,10 +199,11 @@ fn configmap_config_and_function_config_visible() {
         run: super::run,
         resources: RESOURCES,
         config,
-        want_resources: Some(&RESOURCES.replace(
-            "  name: nginx\n",
-            "  name: nginx\n  namespace: prod\n",
-        ).replace("  name: custom\n", "  name: custom\n  namespace: prod\n")),
+        want_resources: Some(
+            &RESOURCES
+                .replace("  name: nginx\n", "  name: nginx\n  namespace: prod\n")
+                .replace("  name: custom\n", "  name: custom\n  namespace: prod\n"),
+        ),
         want_results: &[],
         want_exit: 0,
         want_stderr: "",

@@ -93,10 +93,14 @@ fn while_header(line: &str) -> Option<(&str, &str)> {
     }
     // The header's colon is the last one followed only by blanks or a
     // comment (a comment may contain colons itself).
-    let colon = rest.char_indices().rev().filter(|(_, c)| *c == ':').find(|(i, _)| {
-        let after = rest[i + 1..].trim();
-        after.is_empty() || after.starts_with('#')
-    })?;
+    let colon = rest
+        .char_indices()
+        .rev()
+        .filter(|(_, c)| *c == ':')
+        .find(|(i, _)| {
+            let after = rest[i + 1..].trim();
+            after.is_empty() || after.starts_with('#')
+        })?;
     let cond = rest[..colon.0].trim();
     (!cond.is_empty()).then_some((indent, cond))
 }
@@ -133,7 +137,12 @@ mod tests {
 
     #[test]
     fn leaves_other_lines_alone() {
-        for src in ["whilex = 1", "x = 1 # while y:", "while x: y()", "s = 'while'"] {
+        for src in [
+            "whilex = 1",
+            "x = 1 # while y:",
+            "while x: y()",
+            "s = 'while'",
+        ] {
             assert_eq!(rewrite(src).text, src);
         }
     }
