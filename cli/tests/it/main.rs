@@ -9,6 +9,7 @@ mod builtins_kustomize;
 mod builtins_sdk;
 mod builtins_setters;
 mod cache;
+mod builtins_starlark;
 mod conformance;
 mod demo;
 mod differential;

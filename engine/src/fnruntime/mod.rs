@@ -428,13 +428,16 @@ pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
                 "function must not modify resources outside of package: resource has path {path}"
             ));
         }
-        if !seen.insert((package, cleaned, index.clone())) {
+        let key = (package, cleaned, index);
+        if seen.contains(&key) {
+            // kpt names the cleaned path (`./a.yaml` is reported as `a.yaml`).
             return Err(format!(
                 "resource at path {} and index {} already exists",
-                crate::gostr::quote(&path),
-                crate::gostr::quote(&index)
+                crate::gostr::quote(&key.1),
+                crate::gostr::quote(&key.2)
             ));
         }
+        seen.insert(key);
     }
     Ok(())
 }

@@ -29,6 +29,7 @@ pub mod set_annotations;
 pub mod set_image;
 pub mod set_labels;
 pub mod set_namespace;
+pub mod starlark;
 
 use super::exec::ProcessOutput;
 
@@ -69,6 +70,7 @@ impl std::fmt::Debug for Builtin {
 pub static REGISTRY: &[&[Builtin]] = &[
     BASE,
     kustomize::BUILTINS,
+    starlark::BUILTINS,
     apply_setters::BUILTINS,
     create_setters::BUILTINS,
     list_setters::BUILTINS,
