@@ -121,7 +121,22 @@ impl Cached {
         if let Err(e) = shortcut::record(&self.store, &self.key, pkg, options, &run) {
             eprintln!("[WARN] krmgraph: could not record the render in the cache: {e}");
         }
+        self.keep_in_size();
         Ok(())
+    }
+
+    /// Keeps the cache under `KRMGRAPH_CACHE_MAX_SIZE` (default 2G): past
+    /// it, the least recently used records go until it is at 80 % of it.
+    fn keep_in_size(&self) {
+        let max = std::env::var("KRMGRAPH_CACHE_MAX_SIZE")
+            .ok()
+            .and_then(|v| parse_size(&v).ok())
+            .unwrap_or(2 << 30);
+        if let Ok(stats) = self.store.stats() {
+            if stats.total_bytes() > max {
+                let _ = self.store.gc(max / 10 * 8);
+            }
+        }
     }
 
     /// `--verify`: the fresh render must have done what the cache says a

@@ -362,3 +362,30 @@ fn graph_shows_steps_keys_and_cache_state() {
         "{json}"
     );
 }
+
+#[test]
+fn the_cache_keeps_to_its_size_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = source(tmp.path());
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    let limit = [("KRMGRAPH_CACHE_MAX_SIZE", "1")];
+    for run in ["c1", "c2"] {
+        let mut env = vec![
+            ("COUNTER", counter.to_str().unwrap()),
+            ("KRMGRAPH_NO_CACHE", "0"),
+            ("KRMGRAPH_CACHE_DIR", cache.to_str().unwrap()),
+        ];
+        env.extend(limit);
+        let r = render_with_env(
+            "krmgraph",
+            &tmp.path().join(run),
+            &src,
+            &["--allow-exec"],
+            &env,
+        );
+        assert_eq!(r.exit_code, 0, "{}", r.stderr);
+    }
+    // Each render's records were evicted right away: both renders ran.
+    assert_eq!(runs(&counter), 6);
+}
