@@ -23,9 +23,11 @@ while [ $# -gt 0 ]; do
 done
 fanout=${1:-4} depth=${2:-4} resources=${3:-20}
 cargo build --release -q -p krmgraph -p krmgraph-benches
-krmgraph=$PWD/target/release/krmgraph
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# A copy, so that a rebuild during the run cannot pull the binary away.
+cp target/release/krmgraph "$work/krmgraph-bin"
+krmgraph=$work/krmgraph-bin
 export KRMGRAPH_CACHE_DIR="$work/cache"
 if [ -n "$builtins" ]; then
   fns=(--fn $'- image: gcr.io/kpt-fn/set-namespace:v0.1.3\n      configMap:\n        namespace: prod'

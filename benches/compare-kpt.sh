@@ -20,9 +20,11 @@ fanout=${1:-4} depth=${2:-4} resources=${3:-20}
 namespace_image=${NAMESPACE_IMAGE:-gcr.io/kpt-fn/set-namespace:v0.1.3}
 labels_image=${LABELS_IMAGE:-gcr.io/kpt-fn/set-labels:v0.1.4}
 cargo build --release -q -p krmgraph -p krmgraph-benches
-krmgraph=$PWD/target/release/krmgraph
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# A copy, so that a rebuild during the run cannot pull the binary away.
+cp target/release/krmgraph "$work/krmgraph-bin"
+krmgraph=$work/krmgraph-bin
 
 gen() { # out, function items...
   local out=$1; shift
