@@ -21,8 +21,9 @@
 //! `fail: <args joined by sep>`.
 
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
-use starlark::environment::{GlobalsBuilder, LibraryExtension, Module};
+use starlark::environment::{Globals, GlobalsBuilder, LibraryExtension, Module};
 use starlark::eval::Evaluator;
 use starlark::starlark_module;
 use starlark::syntax::{AstModule, Dialect, DialectTypes};
@@ -75,6 +76,20 @@ fn dialect() -> Dialect {
     }
 }
 
+/// The globals, built once: they are frozen and shared by every run.
+fn globals() -> &'static Globals {
+    static GLOBALS: OnceLock<Globals> = OnceLock::new();
+    GLOBALS.get_or_init(|| {
+        GlobalsBuilder::extended_by(&[
+            LibraryExtension::SetType,
+            LibraryExtension::StructType,
+            LibraryExtension::Print,
+        ])
+        .with(go_builtins)
+        .build()
+    })
+}
+
 fn evaluate(
     config: &Config,
     items: &[Node],
@@ -84,13 +99,7 @@ fn evaluate(
     let source = while_loops::rewrite(&config.source);
     let ast = AstModule::parse(&config.name, source.text.clone(), &dialect())
         .map_err(|e| go_message(&config.name, &source, &e))?;
-    let globals = GlobalsBuilder::extended_by(&[
-        LibraryExtension::SetType,
-        LibraryExtension::StructType,
-        LibraryExtension::Print,
-    ])
-    .with(go_builtins)
-    .build();
+    let globals = globals();
     Module::with_temp_heap(|module| {
         let heap = module.heap();
         let resource_list = resource_list(heap, items, function_config);
@@ -103,7 +112,7 @@ fn evaluate(
         module.set("ctx", ctx);
         let mut eval = Evaluator::new(&module);
         eval.set_print_handler(printed);
-        eval.eval_module(ast, &globals)
+        eval.eval_module(ast, globals)
             .map_err(|e| go_message(&config.name, &source, &e))?;
         read_items(resource_list)
     })
