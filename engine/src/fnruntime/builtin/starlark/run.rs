@@ -21,24 +21,25 @@
 //! `fail: <args joined by sep>`.
 
 use std::cell::RefCell;
+use std::sync::OnceLock;
 
-use starlark::environment::{GlobalsBuilder, LibraryExtension, Module};
+use starlark::environment::{Globals, GlobalsBuilder, LibraryExtension, Module};
 use starlark::eval::Evaluator;
 use starlark::starlark_module;
 use starlark::syntax::{AstModule, Dialect, DialectTypes};
 use starlark::values::dict::{AllocDict, DictRef};
-use starlark::values::list::ListRef;
+use starlark::values::list::AllocList;
 use starlark::values::none::NoneType;
 use starlark::values::structs::AllocStruct;
 use starlark::values::tuple::UnpackTuple;
-use starlark::values::Value;
+use starlark::values::{Heap, Value};
 
 use super::config::Config;
 use super::convert::ToStarlark;
 use super::errors::go_message;
 use super::marshal;
 use super::while_loops;
-use crate::yaml::Node;
+use crate::yaml::{Kind, Node};
 
 /// What a run produced: the printed lines, and the new items or the error.
 #[derive(Debug)]
@@ -75,6 +76,20 @@ fn dialect() -> Dialect {
     }
 }
 
+/// The globals, built once: they are frozen and shared by every run.
+fn globals() -> &'static Globals {
+    static GLOBALS: OnceLock<Globals> = OnceLock::new();
+    GLOBALS.get_or_init(|| {
+        GlobalsBuilder::extended_by(&[
+            LibraryExtension::SetType,
+            LibraryExtension::StructType,
+            LibraryExtension::Print,
+        ])
+        .with(go_builtins)
+        .build()
+    })
+}
+
 fn evaluate(
     config: &Config,
     items: &[Node],
@@ -84,13 +99,7 @@ fn evaluate(
     let source = while_loops::rewrite(&config.source);
     let ast = AstModule::parse(&config.name, source.text.clone(), &dialect())
         .map_err(|e| go_message(&config.name, &source, &e))?;
-    let globals = GlobalsBuilder::extended_by(&[
-        LibraryExtension::SetType,
-        LibraryExtension::StructType,
-        LibraryExtension::Print,
-    ])
-    .with(go_builtins)
-    .build();
+    let globals = globals();
     Module::with_temp_heap(|module| {
         let heap = module.heap();
         let resource_list = resource_list(heap, items, function_config);
@@ -103,18 +112,14 @@ fn evaluate(
         module.set("ctx", ctx);
         let mut eval = Evaluator::new(&module);
         eval.set_print_handler(printed);
-        eval.eval_module(ast, &globals)
+        eval.eval_module(ast, globals)
             .map_err(|e| go_message(&config.name, &source, &e))?;
         read_items(resource_list)
     })
 }
 
 /// `ctx.resource_list`: the ResourceList the filter hands the script.
-fn resource_list<'v>(
-    heap: starlark::values::Heap<'v>,
-    items: &[Node],
-    function_config: Option<&Node>,
-) -> Value<'v> {
+fn resource_list<'v>(heap: Heap<'v>, items: &[Node], function_config: Option<&Node>) -> Value<'v> {
     let mut to = ToStarlark::new(heap);
     let items: Vec<Value> = items.iter().map(|n| to.value(n)).collect();
     let mut pairs: Vec<(Value, Value)> = vec![
@@ -123,10 +128,7 @@ fn resource_list<'v>(
             heap.alloc("config.kubernetes.io/v1"),
         ),
         (heap.alloc("kind"), heap.alloc("ResourceList")),
-        (
-            heap.alloc("items"),
-            heap.alloc(starlark::values::list::AllocList(items)),
-        ),
+        (heap.alloc("items"), heap.alloc(AllocList(items))),
     ];
     if let Some(fc) = function_config {
         pairs.push((heap.alloc("functionConfig"), to.value(fc)));
@@ -134,25 +136,19 @@ fn resource_list<'v>(
     heap.alloc(AllocDict(pairs))
 }
 
-/// The items after the run: `items` may have been edited or replaced; a
-/// missing or `None` value means no items.
+/// The items after the run. Go marshals the value and kyaml takes the
+/// elements of `items`: a list or tuple gives its elements; anything else
+/// (missing, `None`, a scalar) gives no items.
 fn read_items(resource_list: Value) -> Result<Vec<Node>, String> {
-    let Some(dict) = DictRef::from_value(resource_list) else {
+    let items = DictRef::from_value(resource_list).and_then(|d| d.get_str("items"));
+    let Some(items) = items else {
         return Ok(Vec::new());
     };
-    let Some(items) = dict.get_str("items") else {
-        return Ok(Vec::new());
-    };
-    if items.is_none() {
-        return Ok(Vec::new());
-    }
-    let Some(list) = ListRef::from_value(items) else {
-        // Go marshals whatever it is; kyaml then finds no item list.
-        return Ok(Vec::new());
-    };
-    list.iter()
-        .map(|v| marshal::to_node(v).map_err(|e| e.to_string()))
-        .collect()
+    let node = marshal::to_node(items).map_err(|e| e.to_string())?;
+    Ok(match node.kind {
+        Kind::Sequence => node.content,
+        _ => Vec::new(),
+    })
 }
 
 /// Collects `print` output.

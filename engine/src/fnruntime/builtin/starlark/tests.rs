@@ -222,3 +222,29 @@ fn missing_source_fails() {
         want_stderr: "[error] : `source` must not be empty",
     });
 }
+
+#[test]
+fn items_may_become_a_tuple_or_none() {
+    let first = RESOURCES.split("---\n").next().unwrap();
+    run_case(Case {
+        run: super::run,
+        resources: RESOURCES,
+        config: &starlark_run(
+            "t",
+            "ctx.resource_list[\"items\"] = tuple(ctx.resource_list[\"items\"])[:1]",
+        ),
+        want_resources: Some(first),
+        want_results: &[],
+        want_exit: 0,
+        want_stderr: "",
+    });
+    run_case(Case {
+        run: super::run,
+        resources: RESOURCES,
+        config: &starlark_run("t", "ctx.resource_list[\"items\"] = None"),
+        want_resources: Some(""),
+        want_results: &[],
+        want_exit: 0,
+        want_stderr: "",
+    });
+}
