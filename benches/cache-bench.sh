@@ -58,10 +58,10 @@ if [ -n "$kpt" ]; then
 fi
 measure krmgraph-no-op "$krmgraph" render "$work/krmgraph" --allow-exec
 target/release/hash-tree "$work/krmgraph" | tee "$work/hash.txt"
-# One leaf edit: a resource of the last leaf package gets a new label.
+# One leaf edit: the first Deployment of the deepest package gets 7 replicas.
 leaf=$(find "$work/krmgraph" -name Kptfile -printf '%d %h\n' | sort -n | tail -1 | cut -d' ' -f2)
 file=$(find "$leaf" -maxdepth 1 -name '*.yaml' | sort | head -1)
-sed -i '0,/^  name: /s//  labels:\n    edited: "yes"\n  name: /' "$file"
+sed -i '0,/replicas: [0-9]*/s//replicas: 7/' "$file"
 measure krmgraph-one-edit "$krmgraph" render "$work/krmgraph" --allow-exec
 
 hash_s=$(sed -E 's/.* in ([0-9.]+) s.*/\1/' "$work/hash.txt")
