@@ -1,7 +1,8 @@
 //! Breadth-first rendering, as data cases under `testdata/bfs/<case>/`:
 //! `pkg/` is the package tree (its root Kptfile has
 //! `kpt.dev/bfs-rendering: "true"`; `FUNCTIONS/` in an `exec:` stands for
-//! `testdata/functions/`), and the expected BFS result is kept beside it:
+//! `testdata/functions/`; images are built-ins, e.g. starlark in
+//! `nested-starlark`, porch's own nested-package test), and the expected BFS result is kept beside it:
 //! `bfs.stdout` (`render -o unwrap`), `bfs.stderr` (exit code, then the
 //! progress log) and `bfs.tree` (the files after an in-place render).
 //!
@@ -131,7 +132,18 @@ fn bfs_cases_in_dfs_order_match_kpt() {
         for args in [&["--allow-exec"][..], &["--allow-exec", "-o", "unwrap"][..]] {
             let work = tempfile::tempdir().unwrap();
             let src = prepare(&case, work.path());
-            let kpt = render_with("kpt", work.path(), &src, args);
+            // kpt runs built-in images as `exec: krmgraph fn run <image>`
+            // (no registry here); its output is spelled back.
+            let run = format!("{} fn run", crate::util::krmgraph_bin().display());
+            let kpt_src = work.path().join("src-kpt").join("pkg");
+            copy_tree(&src, &kpt_src).unwrap();
+            crate::demo::images_to_exec(&kpt_src, &run);
+            let mut kpt_args = args.to_vec();
+            if !kpt_args.contains(&"--allow-exec") {
+                kpt_args.push("--allow-exec");
+            }
+            let kpt = render_with("kpt", work.path(), &kpt_src, &kpt_args);
+            let kpt = crate::demo::exec_to_images(kpt, &run);
             let mut ours_args = args.to_vec();
             ours_args.extend(["--order", "dfs"]);
             let ours = render_with("krmgraph", work.path(), &src, &ours_args);

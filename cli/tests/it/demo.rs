@@ -13,7 +13,7 @@ use crate::util::{copy_tree, kpt_available, krmgraph_bin, repo_root};
 
 /// Every Kptfile under `dir` with its `image: X` functions run as
 /// `exec: <run> X`.
-fn images_to_exec(dir: &Path, run: &str) {
+pub(crate) fn images_to_exec(dir: &Path, run: &str) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
@@ -26,7 +26,7 @@ fn images_to_exec(dir: &Path, run: &str) {
 }
 
 /// kpt's output with `exec: <run> X` spelled as `image: X` again.
-fn exec_to_images(mut r: Rendered, run: &str) -> Rendered {
+pub(crate) fn exec_to_images(mut r: Rendered, run: &str) -> Rendered {
     let fix = |s: &str| {
         s.replace(&format!("exec: {run} "), "image: ")
             .replace(&format!("\"{run} "), "\"")
