@@ -8,14 +8,19 @@
 //! resources followed by its descendants' (pre-order), as ancestors have
 //! left them; the output is split back to the packages by their
 //! `package-path` annotation. The result is every package's resources
-//! concatenated in level order. Where kpt's later versions differ from
+//! concatenated in level order. With more than one job, the packages of a
+//! level run at once (they own disjoint subtrees), reported in level order.
+//! Where kpt's later versions differ from
 //! v1.0.0-beta.56 in other ways (Kptfile render status, saving on failure),
 //! krmgraph keeps beta.56's behaviour.
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use super::hydrate::Hydrator;
 use super::RenderError;
+use crate::event::RecordingReporter;
 use crate::fnruntime::RunContext;
 use crate::kyaml::kioutil;
 use crate::package::{direct_subpackages, Package};
@@ -69,12 +74,21 @@ impl Hydrator<'_> {
         root: Package,
         ctx: &mut RunContext,
     ) -> Result<Vec<Node>, RenderError> {
-        let mut nodes = self.discover(root)?;
-        let by_path: HashMap<String, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.pkg.dir.to_string_lossy().into_owned(), i))
-            .collect();
+        let packages_before = self.packages;
+        let mut nodes = self.discover(root.clone())?;
+        if self.jobs > 1 {
+            match self.bfs_parallel(&mut nodes, ctx) {
+                Parallel::Done(result) => return result,
+                Parallel::Escaped => {
+                    // A pipeline gave resources to a package outside its
+                    // subtree, which a concurrent sibling may have read:
+                    // render again, one package at a time.
+                    self.packages = packages_before;
+                    nodes = self.discover(root)?;
+                }
+            }
+        }
+        let by_path = paths(&nodes);
         for current in 0..nodes.len() {
             let mut input = std::mem::take(&mut nodes[current].resources);
             for d in descendants(&nodes, current) {
@@ -85,6 +99,89 @@ impl Hydrator<'_> {
             split_back(&mut nodes, &pkg_path, &by_path, output);
         }
         Ok(nodes.into_iter().flat_map(|n| n.resources).collect())
+    }
+
+    /// Phase 2 with the packages of each level run at once: they read and
+    /// write disjoint subtrees, so the result is the sequential one, unless
+    /// a pipeline's output names a package outside its own subtree
+    /// ([`Parallel::Escaped`], before anything is reported). Events and
+    /// results are reported in level order after the last level, up to the
+    /// first failure.
+    fn bfs_parallel(&mut self, nodes: &mut [PkgNode], ctx: &mut RunContext) -> Parallel {
+        let by_path = paths(nodes);
+        let parents = parents(nodes);
+        let mut done: Vec<NodeRun> = Vec::new();
+        for level in levels(nodes) {
+            let inputs: Vec<(usize, Vec<Node>)> = level
+                .iter()
+                .map(|&i| {
+                    let mut input = std::mem::take(&mut nodes[i].resources);
+                    for d in descendants(nodes, i) {
+                        input.extend(nodes[d].resources.iter().cloned());
+                    }
+                    (i, input)
+                })
+                .collect();
+            let this = &*self;
+            let shared: &[PkgNode] = nodes;
+            let runs: Vec<(usize, NodeRun)> = inputs
+                .into_par_iter()
+                .map(|(i, input)| (i, this.fork().run_recorded(&shared[i].pkg, input)))
+                .collect();
+            for (i, mut run) in runs {
+                let output = std::mem::replace(&mut run.outcome, Ok(Vec::new()));
+                done.push(run);
+                let output = match output {
+                    Ok(output) => output,
+                    Err(e) => {
+                        self.report(done, ctx);
+                        return Parallel::Done(Err(e));
+                    }
+                };
+                let pkg_path = nodes[i].pkg.dir.to_string_lossy().into_owned();
+                if escapes(&output, i, &pkg_path, &by_path, &parents) {
+                    return Parallel::Escaped;
+                }
+                split_back(nodes, &pkg_path, &by_path, output);
+            }
+        }
+        self.report(done, ctx);
+        let resources = nodes
+            .iter_mut()
+            .flat_map(|n| std::mem::take(&mut n.resources))
+            .collect();
+        Parallel::Done(Ok(resources))
+    }
+
+    /// Runs one package's pipeline, recording what it reports.
+    fn run_recorded(mut self, pkg: &Package, input: Vec<Node>) -> NodeRun {
+        let mut reporter = RecordingReporter::default();
+        let mut ctx = RunContext {
+            reporter: &mut reporter,
+            results: Vec::new(),
+            exit_code: 0,
+        };
+        let outcome = self.run_pipeline(pkg, input, &mut ctx);
+        let (results, exit_code) = (ctx.results, ctx.exit_code);
+        NodeRun {
+            outcome,
+            events: reporter.events,
+            results,
+            exit_code,
+            executed: self.executed,
+        }
+    }
+
+    /// Reports recorded runs in order.
+    fn report(&mut self, runs: Vec<NodeRun>, ctx: &mut RunContext) {
+        for run in runs {
+            for event in &run.events {
+                ctx.reporter.report(event);
+            }
+            ctx.results.extend(run.results);
+            ctx.exit_code = ctx.exit_code.max(run.exit_code);
+            self.executed += run.executed;
+        }
     }
 
     /// Phase 1: every package in level order with its local resources.
@@ -109,6 +206,88 @@ impl Hydrator<'_> {
         }
         Ok(nodes)
     }
+}
+
+/// What a parallel BFS came to.
+enum Parallel {
+    /// The render's result (events and results already reported).
+    Done(Result<Vec<Node>, RenderError>),
+    /// A pipeline's output left its subtree: nothing was reported.
+    Escaped,
+}
+
+/// One package's pipeline run on another thread.
+struct NodeRun {
+    outcome: Result<Vec<Node>, RenderError>,
+    events: Vec<crate::event::Event>,
+    results: Vec<crate::fnruntime::results::FnResult>,
+    exit_code: i32,
+    executed: usize,
+}
+
+/// Package directory → index.
+fn paths(nodes: &[PkgNode]) -> HashMap<String, usize> {
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.pkg.dir.to_string_lossy().into_owned(), i))
+        .collect()
+}
+
+/// Each package's parent index (the root's is itself).
+fn parents(nodes: &[PkgNode]) -> Vec<usize> {
+    let mut parents: Vec<usize> = (0..nodes.len()).collect();
+    for (i, n) in nodes.iter().enumerate() {
+        for &c in &n.children {
+            parents[c] = i;
+        }
+    }
+    parents
+}
+
+/// The packages grouped by depth, each group in level order.
+fn levels(nodes: &[PkgNode]) -> Vec<Vec<usize>> {
+    let mut depth = vec![0usize; nodes.len()];
+    let mut levels: Vec<Vec<usize>> = Vec::new();
+    for (i, n) in nodes.iter().enumerate() {
+        for &c in &n.children {
+            depth[c] = depth[i] + 1;
+        }
+        if levels.len() <= depth[i] {
+            levels.resize(depth[i] + 1, Vec::new());
+        }
+        levels[depth[i]].push(i);
+    }
+    levels
+}
+
+/// Whether some output resource would go to a package outside `node`'s
+/// subtree.
+fn escapes(
+    output: &[Node],
+    node: usize,
+    node_path: &str,
+    by_path: &HashMap<String, usize>,
+    parents: &[usize],
+) -> bool {
+    output.iter().any(|r| {
+        let path = crate::krm::annotation(r, kioutil::PACKAGE_PATH_ANNOTATION)
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| node_path.to_string());
+        let Some(&target) = by_path.get(&path) else {
+            return false;
+        };
+        let mut t = target;
+        loop {
+            if t == node {
+                return false;
+            }
+            if parents[t] == t {
+                return true;
+            }
+            t = parents[t];
+        }
+    })
 }
 
 /// The descendants of `node` in pre-order (each child, then its subtree).

@@ -32,7 +32,7 @@ pub struct Hydrator<'a> {
     root_parent: PathBuf,
     options: &'a RunnerOptions,
     /// How many subtrees may render at once (1: sequentially).
-    jobs: usize,
+    pub(super) jobs: usize,
     /// Functions executed so far.
     pub executed: usize,
     /// Packages visited so far.
@@ -90,7 +90,7 @@ impl<'a> Hydrator<'a> {
     }
 
     /// A hydrator for a subtree, with nothing counted yet.
-    fn fork(&self) -> Hydrator<'a> {
+    pub(super) fn fork(&self) -> Hydrator<'a> {
         Hydrator::new(&self.root_dir, &self.root_parent, self.options, self.jobs)
     }
 
