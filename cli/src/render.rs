@@ -174,7 +174,9 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
         }),
     };
     let cached = if output == Output::InPlace && !args.no_cache {
-        match crate::cache::lookup(&pkg, &options, args.cache_dir.as_deref(), args.verify) {
+        // Keys use the root's directory name, which `.` does not show.
+        let root = krmgraph_engine::render::absolute(&pkg);
+        match crate::cache::lookup(&root, &options, args.cache_dir.as_deref(), args.verify) {
             crate::cache::Lookup::Done => {
                 summary(&format!(
                     "rendered from the cache in {:.2?}",
@@ -207,7 +209,8 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             let _ = std::io::stdout().write_all(&outcome.stdout);
             if let (Some(cached), Some(stderr)) = (&cached, &reporter.captured) {
                 let results = outcome.results_file.as_ref();
-                cached.record(&pkg, &options, stderr, results, args.verify)?;
+                let root = krmgraph_engine::render::absolute(&pkg);
+                cached.record(&root, &options, stderr, results, args.verify)?;
             }
             print_results_file(outcome.results_file.as_deref());
             summary(&format!(

@@ -389,3 +389,30 @@ fn the_cache_keeps_to_its_size_limit() {
     // Each render's records were evicted right away: both renders ran.
     assert_eq!(runs(&counter), 6);
 }
+
+#[test]
+fn rendering_dot_is_cached_like_its_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = source(tmp.path());
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    let render_dot = || {
+        let out = std::process::Command::new(crate::util::krmgraph_bin())
+            .args(["render", ".", "--allow-exec", "--cache-dir"])
+            .arg(&cache)
+            .current_dir(&src)
+            .env("COUNTER", &counter)
+            .env("KRMGRAPH_NO_CACHE", "0")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    render_dot();
+    assert_eq!(runs(&counter), 3);
+    render_dot();
+    assert_eq!(runs(&counter), 3, "the second render of `.` is a cache hit");
+}
