@@ -70,6 +70,9 @@ pub fn lookup(
             );
             Lookup::Done
         }
+        Some(Replay::Exact { changes, .. }) if !shortcut::can_apply(pkg, &changes) => {
+            Lookup::Miss(Some(cached))
+        }
         Some(Replay::Exact {
             changes,
             stderr,

@@ -365,6 +365,20 @@ pub fn record(
     Ok(true)
 }
 
+/// Whether every existing file `changes` would rewrite can be opened for
+/// writing (as a render checks before it writes). When not, the caller
+/// renders instead of replaying, so the failure is reported as a render
+/// reports it.
+pub fn can_apply(root: &Path, changes: &[Change]) -> bool {
+    changes.iter().all(|change| match change {
+        Change::Write(path, _) => {
+            let full = root.join(path);
+            !full.exists() || std::fs::OpenOptions::new().write(true).open(&full).is_ok()
+        }
+        Change::Delete(_) => true,
+    })
+}
+
 /// Applies an exact record's changes under `root`, each file atomically.
 pub fn apply(root: &Path, changes: &[Change]) -> std::io::Result<()> {
     for change in changes {
@@ -471,6 +485,24 @@ mod tests {
         assert_eq!(key(a.path()), key(b.path()));
         std::fs::write(b.path().join("pkg/sub/cm.yaml"), "kind: Secret\n").unwrap();
         assert_ne!(key(a.path()), key(b.path()));
+    }
+
+    #[test]
+    fn replays_only_where_a_render_could_write() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.yaml"), "x: 1\n").unwrap();
+        // A directory where the record writes a file: not writable, even
+        // for root.
+        std::fs::create_dir(tmp.path().join("d.yaml")).unwrap();
+        let write = |p: &str| Change::Write(p.into(), b"y: 2\n".to_vec());
+        assert!(can_apply(tmp.path(), &[write("a.yaml"), write("new.yaml")]));
+        assert!(!can_apply(tmp.path(), &[write("a.yaml"), write("d.yaml")]));
+        apply(
+            tmp.path(),
+            &[write("a.yaml"), Change::Delete("gone.yaml".into())],
+        )
+        .unwrap();
+        assert_eq!(std::fs::read(tmp.path().join("a.yaml")).unwrap(), b"y: 2\n");
     }
 
     #[test]
