@@ -416,3 +416,54 @@ fn rendering_dot_is_cached_like_its_path() {
     render_dot();
     assert_eq!(runs(&counter), 3, "the second render of `.` is a cache hit");
 }
+
+/// Generated trees (the differential suite's, with its exec functions),
+/// cached cold and warm, equal uncached.
+#[test]
+fn generated_trees_render_the_same_cached() {
+    let python = match crate::differential::python_dir() {
+        Ok(dir) => dir,
+        Err(why) => {
+            eprintln!("skipping generated_trees_render_the_same_cached: {why}");
+            return;
+        }
+    };
+    let path = format!(
+        "{}:{}",
+        python.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let fns = repo_root().join("testdata/functions");
+    let seeds: u64 = std::env::var("KRMGRAPH_CACHE_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8);
+    for seed in 0..seeds {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = tmp.path().join("src").join("pkg");
+        crate::differential::write_case(
+            &crate::differential::generate(seed, &fns.to_string_lossy()),
+            &src,
+        );
+        let cache = tmp.path().join("cache").to_string_lossy().to_string();
+        let run = |dir: &str, cached: bool| {
+            let work = tmp.path().join(dir);
+            let mut env = vec![("PATH", path.as_str())];
+            if cached {
+                env.extend([
+                    ("KRMGRAPH_NO_CACHE", "0"),
+                    ("KRMGRAPH_CACHE_DIR", cache.as_str()),
+                ]);
+            }
+            let args = ["--allow-exec", "--results-dir", "<RESULTS>"];
+            let r = render_with_env("krmgraph", &work, &src, &args, &env);
+            crate::differential::root_relative(r, &work.join("krmgraph"))
+        };
+        let uncached = run("u", false);
+        for dir in ["cold", "warm"] {
+            if let Some(d) = describe_difference(&uncached, &run(dir, true)) {
+                panic!("seed {seed} ({dir}): {d}");
+            }
+        }
+    }
+}

@@ -102,8 +102,9 @@ impl Snapshot {
                 }
             }
         }
-        for (path, entry) in &self.entries {
-            if matches!(entry, Entry::File(_)) && !after.entries.contains_key(path) {
+        // A symlink a render removed is a deletion too.
+        for path in self.entries.keys() {
+            if !after.entries.contains_key(path) {
                 changes.push(Change::Delete(path.clone()));
             }
         }
