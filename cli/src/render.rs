@@ -14,20 +14,100 @@ use krmgraph_engine::render::{render, Output, RenderFailure, RenderOptions};
 use crate::args::{FnEvalArgs, RenderArgs};
 
 /// Prints events as kpt does, as they happen; keeps the text when
-/// `captured` is set (for the cache).
+/// `captured` is set (for the cache); on a terminal, keeps a progress bar
+/// (packages started of the tree's packages, functions run) below the log.
 struct StderrReporter {
     truncate: bool,
     captured: Option<Vec<u8>>,
+    progress: Option<indicatif::ProgressBar>,
+    functions: usize,
+}
+
+impl StderrReporter {
+    fn new(truncate: bool) -> StderrReporter {
+        StderrReporter {
+            truncate,
+            captured: None,
+            progress: None,
+            functions: 0,
+        }
+    }
+
+    /// Adds the progress bar when stderr is a terminal.
+    fn with_progress(mut self, pkg: &Path) -> StderrReporter {
+        use std::io::IsTerminal;
+        if std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new(count_packages(pkg));
+            let style = indicatif::ProgressStyle::with_template(
+                "{bar:30} {pos}/{len} packages, {msg} [{elapsed}]",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+            bar.set_style(style);
+            self.progress = Some(bar);
+        }
+        self
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.progress {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 impl Reporter for StderrReporter {
     fn report(&mut self, event: &Event) {
         let text = kpt_log(event, self.truncate);
-        let _ = std::io::stderr().write_all(text.as_bytes());
+        match &self.progress {
+            Some(bar) => {
+                bar.suspend(|| {
+                    let _ = std::io::stderr().write_all(text.as_bytes());
+                });
+                match event {
+                    Event::PackageStarted { .. } => {
+                        if bar.position() >= bar.length().unwrap_or(0) {
+                            bar.inc_length(1);
+                        }
+                        bar.inc(1);
+                    }
+                    Event::FunctionStarted { .. } => {
+                        self.functions += 1;
+                        bar.set_message(format!("{} function(s) run", self.functions));
+                    }
+                    _ => {}
+                }
+            }
+            None => {
+                let _ = std::io::stderr().write_all(text.as_bytes());
+            }
+        }
         if let Some(buf) = &mut self.captured {
             buf.extend(text.as_bytes());
         }
     }
+}
+
+/// The number of Kptfiles under `dir` (`.git` skipped): the progress
+/// bar's length.
+fn count_packages(dir: &Path) -> u64 {
+    let mut count = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() && entry.file_name() != ".git" {
+                stack.push(entry.path());
+            } else if kind.is_file() && entry.file_name() == "Kptfile" {
+                count += 1;
+            }
+        }
+    }
+    count
 }
 
 /// Runs `krmgraph render`; the exit code is kpt's (0 or 1).
@@ -119,10 +199,7 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
             no_builtin_images: args.no_builtin.clone(),
         },
     };
-    let mut reporter = StderrReporter {
-        truncate: args.truncate_output,
-        captured: None,
-    };
+    let mut reporter = StderrReporter::new(args.truncate_output);
     let result = krmgraph_engine::eval::eval(&options, &mut reporter);
     let results_file = match &result {
         Ok(outcome) => outcome.results_file.clone(),
@@ -190,11 +267,11 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
     } else {
         None
     };
-    let mut reporter = StderrReporter {
-        truncate: args.truncate_output,
-        captured: cached.as_ref().map(|_| Vec::new()),
-    };
-    match render(&pkg, &options, &mut reporter) {
+    let mut reporter = StderrReporter::new(args.truncate_output).with_progress(&pkg);
+    reporter.captured = cached.as_ref().map(|_| Vec::new());
+    let rendered = render(&pkg, &options, &mut reporter);
+    reporter.finish();
+    match rendered {
         Ok(outcome) => {
             if output == Output::InPlace {
                 let line = format!(
