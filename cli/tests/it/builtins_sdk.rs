@@ -9,10 +9,7 @@
 //! their own behaviour, which the unit tests and the catalog examples
 //! cover.
 
-use std::path::Path;
-
-use crate::kpt_diff::{describe_difference, render_with, Rendered};
-use crate::util::{kpt_available, krmgraph_bin};
+use crate::builtin_diff::{run_cases, Case};
 
 const RESOURCES: &str = r#"# the deployment
 apiVersion: apps/v1
@@ -124,15 +121,6 @@ substring: -prod
 editMode: append
 "#;
 
-/// One case: the image, the pipeline entry's config (a `configMap:` block
-/// or a `configPath:` line) and extra files.
-struct Case {
-    image: &'static str,
-    config: &'static str,
-    files: &'static [(&'static str, &'static str)],
-    must_fail: bool,
-}
-
 const CASES: &[Case] = &[
     Case {
         image: "gcr.io/kpt-fn/set-namespace:unstable",
@@ -243,62 +231,7 @@ const CASES: &[Case] = &[
     },
 ];
 
-fn write_package(dir: &Path, function: &str, case: &Case) {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut kptfile = format!(
-        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - {function}\n"
-    );
-    if !case.config.is_empty() {
-        kptfile.push_str(&format!("      {}\n", case.config));
-    }
-    std::fs::write(dir.join("Kptfile"), kptfile).unwrap();
-    std::fs::write(dir.join("resources.yaml"), RESOURCES).unwrap();
-    for (name, text) in case.files {
-        std::fs::write(dir.join(name), text).unwrap();
-    }
-}
-
-/// kpt's output with the exec command spelled as the image.
-fn as_image(mut r: Rendered, exec: &str, image: &str) -> Rendered {
-    let fix = |s: &str| {
-        s.replace(&format!("exec: {exec}"), &format!("image: {image}"))
-            .replace(&format!("\"{exec}\""), &format!("\"{image}\""))
-    };
-    r.stdout = fix(&r.stdout);
-    r.stderr = fix(&r.stderr);
-    for bytes in r.files.values_mut() {
-        *bytes = fix(&String::from_utf8_lossy(bytes)).into_bytes();
-    }
-    r
-}
-
 #[test]
 fn sdk_builtins_match_kpt_exec() {
-    if !kpt_available("sdk_builtins_match_kpt_exec") {
-        return;
-    }
-    let mut failures = Vec::new();
-    for (i, case) in CASES.iter().enumerate() {
-        let work = tempfile::tempdir().unwrap();
-        let exec = format!("{} fn run {}", krmgraph_bin().display(), case.image);
-        let kpt_src = work.path().join("src-kpt").join("pkg");
-        let our_src = work.path().join("src-krmgraph").join("pkg");
-        write_package(&kpt_src, &format!("exec: {exec}"), case);
-        write_package(&our_src, &format!("image: {}", case.image), case);
-        let args = ["--allow-exec", "--results-dir", "<RESULTS>"];
-        let kpt = render_with("kpt", work.path(), &kpt_src, &args);
-        let ours = render_with("krmgraph", work.path(), &our_src, &args);
-        let kpt = as_image(kpt, &exec, case.image);
-        let want_exit = if case.must_fail { 1 } else { 0 };
-        if kpt.exit_code != want_exit {
-            failures.push(format!(
-                "case {i} ({}): kpt exited {}: {}",
-                case.image, kpt.exit_code, kpt.stderr
-            ));
-        }
-        if let Some(d) = describe_difference(&kpt, &ours) {
-            failures.push(format!("case {i} ({}): {d}", case.image));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    run_cases("sdk_builtins_match_kpt_exec", RESOURCES, CASES);
 }

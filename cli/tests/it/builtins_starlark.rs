@@ -8,10 +8,8 @@
 //! `fail()`, syntax errors), not go.starlark.net's own behaviour, which the
 //! unit tests and the e2e corpus cover.
 
-use std::path::Path;
-
-use crate::kpt_diff::{describe_difference, render_with, Rendered};
-use crate::util::{kpt_available, krmgraph_bin};
+use crate::builtin_diff::compare;
+use crate::util::kpt_available;
 
 const IMAGE: &str = "gcr.io/kpt-fn/starlark:v0.2.1";
 
@@ -93,38 +91,19 @@ for r in ctx.resource_list["items"]:
     },
 ];
 
-fn write_package(dir: &Path, function: &str, case: &Case) {
-    std::fs::create_dir_all(dir).unwrap();
-    let kptfile = format!(
-        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - {function}\n      configPath: script.yaml\n"
-    );
-    std::fs::write(dir.join("Kptfile"), kptfile).unwrap();
-    std::fs::write(dir.join("resources.yaml"), RESOURCES).unwrap();
+/// The StarlarkRun config holding a case's script.
+fn script(source: &str) -> String {
     let mut script = String::from(
         "apiVersion: fn.kpt.dev/v1alpha1\nkind: StarlarkRun\nmetadata:\n  name: script\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nsource: |\n",
     );
-    for line in case.source.lines() {
+    for line in source.lines() {
         if !line.is_empty() {
             script.push_str("  ");
         }
         script.push_str(line);
         script.push('\n');
     }
-    std::fs::write(dir.join("script.yaml"), script).unwrap();
-}
-
-/// kpt's output with the exec command spelled as the image.
-fn as_image(mut r: Rendered, exec: &str, image: &str) -> Rendered {
-    let fix = |s: &str| {
-        s.replace(&format!("exec: {exec}"), &format!("image: {image}"))
-            .replace(&format!("\"{exec}\""), &format!("\"{image}\""))
-    };
-    r.stdout = fix(&r.stdout);
-    r.stderr = fix(&r.stderr);
-    for bytes in r.files.values_mut() {
-        *bytes = fix(&String::from_utf8_lossy(bytes)).into_bytes();
-    }
-    r
+    script
 }
 
 #[test]
@@ -134,26 +113,10 @@ fn starlark_builtin_matches_kpt_exec() {
     }
     let mut failures = Vec::new();
     for (i, case) in CASES.iter().enumerate() {
-        let work = tempfile::tempdir().unwrap();
-        let exec = format!("{} fn run {IMAGE}", krmgraph_bin().display());
-        let kpt_src = work.path().join("src-kpt").join("pkg");
-        let our_src = work.path().join("src-krmgraph").join("pkg");
-        write_package(&kpt_src, &format!("exec: {exec}"), case);
-        write_package(&our_src, &format!("image: {IMAGE}"), case);
-        let args = ["--allow-exec", "--results-dir", "<RESULTS>"];
-        let kpt = render_with("kpt", work.path(), &kpt_src, &args);
-        let ours = render_with("krmgraph", work.path(), &our_src, &args);
-        let kpt = as_image(kpt, &exec, IMAGE);
-        let want_exit = if case.must_fail { 1 } else { 0 };
-        if kpt.exit_code != want_exit {
-            failures.push(format!(
-                "case {i}: kpt exited {}: {}",
-                kpt.exit_code, kpt.stderr
-            ));
-        }
-        if let Some(d) = describe_difference(&kpt, &ours) {
-            failures.push(format!("case {i}: {d}"));
-        }
+        let script = script(case.source);
+        let files = [("script.yaml", script.as_str())];
+        let config = "configPath: script.yaml";
+        failures.extend(compare(i, RESOURCES, IMAGE, config, &files, case.must_fail));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod bfs;
+mod builtin_diff;
 mod builtins_kustomize;
 mod builtins_sdk;
 mod builtins_setters;
