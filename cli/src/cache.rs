@@ -302,16 +302,15 @@ fn cache_state(pkg: &Path, options: &RenderOptions, cache_dir: Option<&Path>) ->
     let Some(key) = key else {
         return "not cacheable".into();
     };
-    match store.peek_step(&key) {
-        Ok(Some(record)) if record.meta.first() == Some(&1) => format!(
-            "hit: a render of this tree is recorded ({})",
-            key.short_hex(12)
-        ),
-        Ok(Some(_)) => format!(
-            "hit: this tree is a render's fixed point ({})",
-            key.short_hex(12)
-        ),
-        Ok(None) => format!("miss ({})", key.short_hex(12)),
+    let short = key.short_hex(12);
+    match shortcut::state(&store, &key) {
+        Ok(Some(shortcut::Recorded::Exact)) => {
+            format!("hit: a render of this tree is recorded ({short})")
+        }
+        Ok(Some(shortcut::Recorded::FixedPoint)) => {
+            format!("hit: this tree is a render's fixed point ({short})")
+        }
+        Ok(None) => format!("miss ({short})"),
         Err(e) => format!("unavailable ({e})"),
     }
 }

@@ -18,9 +18,8 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use super::hydrate::Hydrator;
+use super::hydrate::{Hydrator, Recorded};
 use super::RenderError;
-use crate::event::RecordingReporter;
 use crate::fnruntime::RunContext;
 use crate::kyaml::kioutil;
 use crate::package::{direct_subpackages, Package};
@@ -110,7 +109,7 @@ impl Hydrator<'_> {
     fn bfs_parallel(&mut self, nodes: &mut [PkgNode], ctx: &mut RunContext) -> Parallel {
         let by_path = paths(nodes);
         let parents = parents(nodes);
-        let mut done: Vec<NodeRun> = Vec::new();
+        let mut done: Vec<Recorded<()>> = Vec::new();
         for level in levels(nodes) {
             let inputs: Vec<(usize, Vec<Node>)> = level
                 .iter()
@@ -124,13 +123,16 @@ impl Hydrator<'_> {
                 .collect();
             let this = &*self;
             let shared: &[PkgNode] = nodes;
-            let runs: Vec<(usize, NodeRun)> = inputs
+            let runs: Vec<(usize, Recorded<Vec<Node>>)> = inputs
                 .into_par_iter()
-                .map(|(i, input)| (i, this.fork().run_recorded(&shared[i].pkg, input)))
+                .map(|(i, input)| {
+                    let pkg = &shared[i].pkg;
+                    (i, this.recorded(|h, ctx| h.run_pipeline(pkg, input, ctx)))
+                })
                 .collect();
-            for (i, mut run) in runs {
-                let output = std::mem::replace(&mut run.outcome, Ok(Vec::new()));
-                done.push(run);
+            for (i, run) in runs {
+                let (output, rest) = run.take_outcome();
+                done.push(rest);
                 let output = match output {
                     Ok(output) => output,
                     Err(e) => {
@@ -153,34 +155,10 @@ impl Hydrator<'_> {
         Parallel::Done(Ok(resources))
     }
 
-    /// Runs one package's pipeline, recording what it reports.
-    fn run_recorded(mut self, pkg: &Package, input: Vec<Node>) -> NodeRun {
-        let mut reporter = RecordingReporter::default();
-        let mut ctx = RunContext {
-            reporter: &mut reporter,
-            results: Vec::new(),
-            exit_code: 0,
-        };
-        let outcome = self.run_pipeline(pkg, input, &mut ctx);
-        let (results, exit_code) = (ctx.results, ctx.exit_code);
-        NodeRun {
-            outcome,
-            events: reporter.events,
-            results,
-            exit_code,
-            executed: self.executed,
-        }
-    }
-
     /// Reports recorded runs in order.
-    fn report(&mut self, runs: Vec<NodeRun>, ctx: &mut RunContext) {
+    fn report(&mut self, runs: Vec<Recorded<()>>, ctx: &mut RunContext) {
         for run in runs {
-            for event in &run.events {
-                ctx.reporter.report(event);
-            }
-            ctx.results.extend(run.results);
-            ctx.exit_code = ctx.exit_code.max(run.exit_code);
-            self.executed += run.executed;
+            let _ = self.join(run, ctx);
         }
     }
 
@@ -216,13 +194,12 @@ enum Parallel {
     Escaped,
 }
 
-/// One package's pipeline run on another thread.
-struct NodeRun {
-    outcome: Result<Vec<Node>, RenderError>,
-    events: Vec<crate::event::Event>,
-    results: Vec<crate::fnruntime::results::FnResult>,
-    exit_code: i32,
-    executed: usize,
+/// The package a pipeline's output resource goes back to: its
+/// `package-path`, else the package whose pipeline ran.
+fn owner(resource: &Node, running: &str) -> String {
+    crate::krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION)
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| running.to_string())
 }
 
 /// Package directory → index.
@@ -271,10 +248,7 @@ fn escapes(
     parents: &[usize],
 ) -> bool {
     output.iter().any(|r| {
-        let path = crate::krm::annotation(r, kioutil::PACKAGE_PATH_ANNOTATION)
-            .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| node_path.to_string());
-        let Some(&target) = by_path.get(&path) else {
+        let Some(&target) = by_path.get(&owner(r, node_path)) else {
             return false;
         };
         let mut t = target;
@@ -313,10 +287,7 @@ fn split_back(
 ) {
     let mut groups: HashMap<usize, Vec<Node>> = HashMap::new();
     for resource in output {
-        let path = crate::krm::annotation(&resource, kioutil::PACKAGE_PATH_ANNOTATION)
-            .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| current_path.to_string());
-        if let Some(&target) = by_path.get(&path) {
+        if let Some(&target) = by_path.get(&owner(&resource, current_path)) {
             groups.entry(target).or_default().push(resource);
         }
     }

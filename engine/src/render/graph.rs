@@ -14,7 +14,7 @@ use std::path::Path;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use super::shortcut::{function_identity, Entry, Snapshot};
+use super::shortcut::{function_identity, Entry, Hasher, Snapshot};
 use super::{Order, RenderError};
 use crate::fnruntime::RunnerOptions;
 use crate::package::{direct_subpackages, Package};
@@ -153,17 +153,17 @@ impl Builder {
             } else {
                 f.exec.clone()
             };
-            let mut h = blake3::Hasher::new();
-            h.update(key.as_bytes());
-            h.update(&(index as u64).to_le_bytes());
-            h.update(&function_identity(f, &self.runner).unwrap_or_default());
-            h.update(function.as_bytes());
+            let mut h = Hasher::default();
+            h.field(key.as_bytes());
+            h.field(&(index as u64).to_le_bytes());
+            h.field(&function_identity(f, &self.runner).unwrap_or_default());
+            h.field(function.as_bytes());
             let step = self.add(GraphNode::Step {
                 package: pkg.display_path.clone(),
                 role,
                 index,
                 function,
-                key: h.finalize().to_hex().to_string(),
+                key: h.0.finalize().to_hex().to_string(),
             });
             for p in previous.drain(..) {
                 self.graph.add_edge(p, step, ());
@@ -197,21 +197,18 @@ impl Builder {
         } else {
             format!("{rel}/")
         };
-        let mut h = blake3::Hasher::new();
+        let mut h = Hasher::default();
         for (path, entry) in self.snapshot.entries.range(prefix.clone()..) {
             let Some(local) = path.strip_prefix(&prefix) else {
                 break;
             };
-            h.update(&(local.len() as u64).to_le_bytes());
-            h.update(local.as_bytes());
-            let bytes = match entry {
+            h.field(local.as_bytes());
+            h.field(match entry {
                 Entry::File(b) => b.as_slice(),
                 Entry::Link(t) => t.as_bytes(),
-            };
-            h.update(&(bytes.len() as u64).to_le_bytes());
-            h.update(bytes);
+            });
         }
-        h.finalize().to_hex().to_string()
+        h.0.finalize().to_hex().to_string()
     }
 }
 

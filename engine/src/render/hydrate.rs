@@ -71,9 +71,14 @@ impl<'a> Hydrator<'a> {
         let subs = direct_subpackages(&pkg.dir)?;
         if self.jobs > 1 && subs.len() > 1 {
             let this = &*self;
-            let runs: Vec<SubtreeRun> = subs
+            let runs: Vec<Recorded<Vec<Node>>> = subs
                 .par_iter()
-                .map(|dir| this.fork().run_subtree(dir))
+                .map(|dir| {
+                    this.recorded(|h, ctx| {
+                        let sub = Package::load(dir, &h.root_parent)?;
+                        h.hydrate(&sub, ctx)
+                    })
+                })
                 .collect();
             for run in runs {
                 input.extend(self.join(run, ctx)?);
@@ -94,33 +99,38 @@ impl<'a> Hydrator<'a> {
         Hydrator::new(&self.root_dir, &self.root_parent, self.options, self.jobs)
     }
 
-    /// Loads and renders the subpackage at `dir`, recording what it
+    /// Runs `work` on a fresh hydrator (on any thread), recording what it
     /// reports instead of reporting it.
-    fn run_subtree(mut self, dir: &Path) -> SubtreeRun {
+    pub(super) fn recorded<T>(
+        &self,
+        work: impl FnOnce(&mut Hydrator<'a>, &mut RunContext) -> Result<T, RenderError>,
+    ) -> Recorded<T> {
+        let mut hydrator = self.fork();
         let mut reporter = RecordingReporter::default();
         let mut ctx = RunContext {
             reporter: &mut reporter,
             results: Vec::new(),
             exit_code: 0,
         };
-        let outcome = match Package::load(dir, &self.root_parent) {
-            Ok(sub) => self.hydrate(&sub, &mut ctx),
-            Err(e) => Err(e.into()),
-        };
+        let outcome = work(&mut hydrator, &mut ctx);
         let (results, exit_code) = (ctx.results, ctx.exit_code);
-        SubtreeRun {
+        Recorded {
             outcome,
             events: reporter.events,
             results,
             exit_code,
-            executed: self.executed,
-            packages: self.packages,
-            input_files: self.input_files,
+            executed: hydrator.executed,
+            packages: hydrator.packages,
+            input_files: hydrator.input_files,
         }
     }
 
-    /// Reports a finished subtree as if it had rendered here.
-    fn join(&mut self, run: SubtreeRun, ctx: &mut RunContext) -> Result<Vec<Node>, RenderError> {
+    /// Reports a recorded run as if it had run here; returns its outcome.
+    pub(super) fn join<T>(
+        &mut self,
+        run: Recorded<T>,
+        ctx: &mut RunContext,
+    ) -> Result<T, RenderError> {
         for event in &run.events {
             ctx.reporter.report(event);
         }
@@ -243,15 +253,32 @@ impl<'a> Hydrator<'a> {
     }
 }
 
-/// What a subtree rendered on another thread left to report.
-struct SubtreeRun {
-    outcome: Result<Vec<Node>, RenderError>,
+/// What work run on another thread ([`Hydrator::recorded`]) left to
+/// report, and its outcome.
+pub(super) struct Recorded<T> {
+    outcome: Result<T, RenderError>,
     events: Vec<Event>,
     results: Vec<crate::fnruntime::results::FnResult>,
     exit_code: i32,
     executed: usize,
     packages: usize,
     input_files: BTreeSet<String>,
+}
+
+impl<T> Recorded<T> {
+    /// The outcome, and the rest to report later.
+    pub(super) fn take_outcome(self) -> (Result<T, RenderError>, Recorded<()>) {
+        let rest = Recorded {
+            outcome: Ok(()),
+            events: self.events,
+            results: self.results,
+            exit_code: self.exit_code,
+            executed: self.executed,
+            packages: self.packages,
+            input_files: self.input_files,
+        };
+        (self.outcome, rest)
+    }
 }
 
 /// The index of the resource a mutator's `configPath` names: the one of

@@ -219,10 +219,10 @@ fn bool_text(b: bool) -> &'static str {
 
 /// Length-prefixed fields, so that no two field lists hash alike.
 #[derive(Default)]
-struct Hasher(blake3::Hasher);
+pub(super) struct Hasher(pub(super) blake3::Hasher);
 
 impl Hasher {
-    fn field(&mut self, bytes: &[u8]) {
+    pub(super) fn field(&mut self, bytes: &[u8]) {
         self.0.update(&(bytes.len() as u64).to_le_bytes());
         self.0.update(bytes);
     }
@@ -270,6 +270,26 @@ const STDERR: &str = "stderr";
 const RESULTS: &str = "results";
 const EXACT: u8 = 1;
 const FIXED_POINT: u8 = 2;
+
+/// What the store holds for `key`, without reading or touching it (for
+/// `krmgraph graph`).
+pub fn state(store: &dyn Store, key: &Digest) -> krmgraph_cache::Result<Option<Recorded>> {
+    Ok(store
+        .peek_step(key)?
+        .map(|record| match record.meta.first() {
+            Some(&EXACT) => Recorded::Exact,
+            _ => Recorded::FixedPoint,
+        }))
+}
+
+/// The kinds of record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// A render of the tree: its changes, log and results.
+    Exact,
+    /// A tree a render left: nothing to do.
+    FixedPoint,
+}
 
 /// The record of `key`, if the store has a usable one. `wants_results`:
 /// the render must write `results.yaml`, which a fixed-point record cannot.
