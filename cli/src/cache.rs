@@ -160,7 +160,7 @@ impl Cached {
             Some(path) => {
                 let _ = self.store.remove_step(&self.key);
                 eprintln!(
-                    "Error: --verify: the cached render of this tree differs from a fresh render at {path}: a pipeline is not idempotent (rendering its own output changes it) or a function is not deterministic "
+                    "Error: --verify: the cached render of this tree differs from a fresh render at {path}: a pipeline is not idempotent (rendering its own output changes it) or a function is not deterministic; the stale record was removed, and --no-cache renders this tree without the cache "
                 );
                 Err(())
             }
