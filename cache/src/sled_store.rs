@@ -147,10 +147,23 @@ fn lock(dir: &Path) -> Result<File> {
 /// Opens the index, discarding it once if it will not open.
 fn open_index(dir: &Path) -> Result<Index> {
     let index = dir.join("index");
-    let first = match try_open_index(&index) {
+    let mut first = match try_open_index(&index) {
         Ok(opened) => return Ok(opened),
         Err(e) => e,
     };
+    // We hold the process lock, so sled's own lock can only be held by a
+    // sled handle of this process that is still shutting down (its flusher
+    // thread drops the database after the handle is gone): wait briefly.
+    for _ in 0..25 {
+        if !is_sled_lock_error(&*first) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        first = match try_open_index(&index) {
+            Ok(opened) => return Ok(opened),
+            Err(e) => e,
+        };
+    }
     // Our lock makes sled's redundant, but if sled still finds its own lock
     // taken, a live process is using this index: never delete it.
     if is_sled_lock_error(&*first) {
