@@ -177,15 +177,19 @@ impl<'v, V: Visitor> Walker<'v, V> {
         let Some(dest) = dest else {
             return Ok(false);
         };
+        let (_, keys) = schema.patch_strategy_and_key_list();
         let mut copy;
         let dest = match dest {
-            Dest::Owned(n) => n,
+            Dest::Shared(n) if keyed_and_distinct(n, &keys) => {
+                let values = element_values(n, origin.as_deref(), &keys);
+                return self.walk_keyed_elements(values, &keys, n, origin, &schema);
+            }
             Dest::Shared(n) => {
                 copy = n.clone();
                 &mut copy
             }
+            Dest::Owned(n) => n,
         };
-        let (_, keys) = schema.patch_strategy_and_key_list();
         let values = element_values(dest, origin.as_deref(), &keys);
         if !values.is_empty() || !keys.is_empty() {
             return self.set_associative_sequence_elements(values, &keys, dest, origin, &schema);
@@ -193,6 +197,50 @@ impl<'v, V: Visitor> Walker<'v, V> {
         let primitives = element_primitive_values(dest, origin.as_deref());
         self.set_associative_sequence_elements(primitives, &[String::new()], dest, origin, &schema)
     }
+
+    /// [`Walker::set_associative_sequence_elements`] for a destination list
+    /// that [`keyed_and_distinct`] accepts, without copying it. There the
+    /// edits kyaml makes to its copy change nothing the walk reads again:
+    /// a walked element keeps its key fields (they are not null), so it is
+    /// neither empty afterwards nor missing a key; a value row matches at
+    /// most the element that has it, and a row no element has (only the
+    /// origin's) removes nothing; and the list is not read after its
+    /// elements are merged back. The pairs visited are the same.
+    fn walk_keyed_elements(
+        &self,
+        mut values_list: Vec<Vec<String>>,
+        keys: &[String],
+        dest: &Node,
+        mut origin: Option<&mut Node>,
+        schema: &SchemaRef,
+    ) -> Result<bool> {
+        let element_schema = schema.elements();
+        if keys.len() > 1 {
+            merge_values(&mut values_list);
+        }
+        for values in values_list.iter().filter(|v| !v.is_empty()) {
+            let (valid_keys, valid_values) = validate_keys(&values_list, values, keys);
+            let (lookup_keys, lookup_values) = validate_keys(
+                std::slice::from_ref(&valid_values),
+                &valid_values,
+                &valid_keys,
+            );
+            let dest_index = element_list(dest, &lookup_keys, &lookup_values);
+            let origin_index = origin
+                .as_deref()
+                .and_then(|o| element_list(o, &lookup_keys, &lookup_values));
+            self.walk(
+                dest_index.map(|i| Dest::Shared(&y_node(dest).content[i])),
+                match (origin.as_deref_mut(), origin_index) {
+                    (Some(o), Some(i)) => Some(&mut y_node_mut(o).content[i]),
+                    _ => None,
+                },
+                element_schema.clone(),
+            )?;
+        }
+        Ok(!is_missing_or_null(Some(dest)))
+    }
+
     /// `setAssociativeSequenceElements`: walks the elements matched by
     /// their key values, then merges the walked elements back into `dest`.
     fn set_associative_sequence_elements(
@@ -255,6 +303,37 @@ impl<'v, V: Visitor> Walker<'v, V> {
         }
         Ok(!is_missing_or_null(Some(dest)))
     }
+}
+
+/// Whether every element of the sequence `list` is a mapping holding each
+/// of `keys` (at least one) with a non-null, non-empty scalar value, and no
+/// two elements have the same values: the shape of almost every merge-keyed
+/// list (containers by name, ports by port and protocol, ...).
+fn keyed_and_distinct(list: &Node, keys: &[String]) -> bool {
+    let list = y_node(list);
+    if keys.is_empty() || list.kind != Kind::Sequence {
+        return false;
+    }
+    fn row<'a>(item: &'a Node, keys: &[String]) -> Option<Vec<&'a str>> {
+        if item.kind != Kind::Mapping {
+            return None;
+        }
+        keys.iter()
+            .map(|k| {
+                let v = field(item, k)?.value;
+                let usable = v.kind == Kind::Scalar && !v.value.is_empty();
+                (usable && !is_missing_or_null(Some(v))).then_some(v.value.as_str())
+            })
+            .collect()
+    }
+    let mut rows = Vec::with_capacity(list.content.len());
+    for item in &list.content {
+        match row(item, keys) {
+            Some(r) if !rows.contains(&r) => rows.push(r),
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// `Walker.GetSchema`: a schema written in a source's comment, else the
