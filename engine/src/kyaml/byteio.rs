@@ -271,7 +271,11 @@ impl ByteWriter {
 
     /// `ByteWriter.Write`: the bytes for `nodes` (which are not modified).
     pub fn write(&self, nodes: &[Node]) -> Result<Vec<u8>> {
-        let mut nodes = nodes.to_vec();
+        self.write_owned(nodes.to_vec())
+    }
+
+    /// [`ByteWriter::write`] of nodes the caller no longer needs.
+    pub fn write_owned(&self, mut nodes: Vec<Node>) -> Result<Vec<u8>> {
         if self.sort {
             kioutil::sort_nodes(&mut nodes)?;
         }
