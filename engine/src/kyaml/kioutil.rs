@@ -129,7 +129,10 @@ pub fn default_path_and_index_annotation(dir: &str, nodes: &mut [Node]) -> Resul
         if meta.annotation(INDEX_ANNOTATION).is_some() {
             continue;
         }
-        let path = meta.annotation(PATH_ANNOTATION).unwrap_or_default().to_string();
+        let path = meta
+            .annotation(PATH_ANNOTATION)
+            .unwrap_or_default()
+            .to_string();
         let count = counts.entry(path).or_insert(0);
         let index = count.to_string();
         *count += 1;

@@ -388,7 +388,9 @@ fn field_names(dest: &Node, origin: Option<&Node>) -> Vec<String> {
 
 /// The key node of field `name`, unless it is null.
 fn map_key<'a>(node: &'a Node, name: &str) -> Option<&'a Node> {
-    field(node, name).map(|f| f.key).filter(|k| !is_missing_or_null(Some(k)))
+    field(node, name)
+        .map(|f| f.key)
+        .filter(|k| !is_missing_or_null(Some(k)))
 }
 
 /// Mutable [`map_key`].
