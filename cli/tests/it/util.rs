@@ -60,3 +60,20 @@ pub fn copy_tree(src: &Path, dst: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(dst, perms)?;
     Ok(())
 }
+
+/// Whether a Docker engine answers here (`docker info`). When none does,
+/// returns `false` after printing why, or panics when
+/// `KRMGRAPH_REQUIRE_DOCKER=1` asks for one.
+pub fn docker_available(test: &str) -> bool {
+    let ok = Command::new("docker")
+        .args(["info", "--format", "{{.ServerVersion}}"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var("KRMGRAPH_REQUIRE_DOCKER").as_deref() == Ok("1") {
+            panic!("{test}: a Docker engine is required (KRMGRAPH_REQUIRE_DOCKER=1) but `docker info` failed");
+        }
+        eprintln!("skipping {test}: no Docker engine answers (`docker info` failed)");
+    }
+    ok
+}
