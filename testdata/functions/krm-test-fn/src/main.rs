@@ -71,20 +71,29 @@ fn split_items(input: &str) -> (&str, &str) {
     }
 }
 
+/// Idempotent: an item that has the annotation is left alone.
 fn annotate(input: &str) -> String {
+    const ANNOTATIONS: &str = "\n    annotations:\n";
+    const ANNOTATION: &str = "      test.krmgraph.dev/by: container\n";
     let (items, rest) = split_items(input);
     let mut out = String::new();
-    for line in items.split_inclusive('\n') {
-        out.push_str(line);
-        if line == "    annotations:\n" {
-            out.push_str("      test.krmgraph.dev/by: container\n");
+    // `items:` and then one chunk per item, each starting with "- ".
+    for chunk in items.split_inclusive("\n- ") {
+        if chunk.contains(ANNOTATION) {
+            out.push_str(chunk);
+        } else {
+            out.push_str(&chunk.replacen(ANNOTATIONS, &format!("{ANNOTATIONS}{ANNOTATION}"), 1));
         }
     }
     out + rest
 }
 
+/// Idempotent: nothing is added when the ConfigMap is there.
 fn generate(input: &str) -> String {
     let (items, rest) = split_items(input);
+    if items.contains("\n    name: generated-by-container\n") {
+        return input.to_string();
+    }
     let items = items.replace("items: []\n", "items:\n");
     format!(
         "{items}- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: generated-by-container\n  data:\n    from: container\n{rest}"
