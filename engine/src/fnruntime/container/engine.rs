@@ -85,13 +85,29 @@ fn connect() -> Result<Engine, Unreachable> {
         .enable_all()
         .build()
         .map_err(|e| unreachable(format!("starting the async runtime: {e}")))?;
-    let docker = Docker::connect_with_host(&socket).map_err(|e| unreachable(e.to_string()))?;
+    let docker = Docker::connect_with_host(&socket).map_err(|e| unreachable(chain(&e)))?;
     let docker = runtime
         .block_on(async { tokio::time::timeout(CONNECT_TIMEOUT, docker.negotiate_version()).await })
         .map_err(|_| unreachable(format!("no answer within {CONNECT_TIMEOUT:?}")))?
-        .map_err(|e| unreachable(e.to_string()))?;
+        .map_err(|e| unreachable(chain(&e)))?;
     runtime.spawn(remove_on_interrupt(docker.clone()));
     Ok(Engine { runtime, docker })
+}
+
+/// An error and its causes (hyper's "client error (Connect)" says why
+/// only in its source: "Connection refused").
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        // bollard's text already includes its first cause.
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(&format!(": {cause_text}"));
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// The containers of this process: per run, the container's id once it
