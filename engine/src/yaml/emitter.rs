@@ -36,6 +36,13 @@
 //! `yaml_emitter_set_emitter_error`) are `Result<(), EmitError>`. Output goes
 //! into one `Vec<u8>`; writing to it cannot fail, so the writer functions
 //! return nothing and `yaml_emitter_flush` is a no-op.
+//!
+//! Events come in two forms: owned [`Event`]s ([`Emitter::emit`], kept in
+//! the emitter's own queue) and borrowed [`EventRef`]s
+//! ([`Emitter::emit_ref`], queued in a caller's queue so they can borrow
+//! from the caller's `Node` tree). The states read [`EventRef`]s either
+//! way; what they keep between events (comments, the anchor) is copied
+//! into buffers the emitter reuses.
 
 mod analyze;
 mod nodes;
@@ -43,7 +50,7 @@ mod write;
 
 use std::collections::VecDeque;
 
-use super::event::{Event, EventType, TagDirective, VersionDirective};
+use super::event::{Event, EventRef, EventType, TagDirective, VersionDirective};
 
 /// An error from the emitter or the encoder. `problem` is go-yaml's message
 /// (`expected STREAM-START`); `Display` prefixes `yaml: ` as go-yaml's
@@ -122,11 +129,12 @@ pub(crate) struct TagData {
     pub(crate) suffix: Vec<u8>,
 }
 
-/// Scalar analysis (`scalar_data`).
+/// Scalar analysis (`scalar_data`). Go keeps the value here; it is read
+/// from the event being processed instead, so only its length is kept.
 #[derive(Default)]
 pub(crate) struct ScalarData {
-    /// The scalar value.
-    pub(crate) value: Vec<u8>,
+    /// The length of the scalar value.
+    pub(crate) length: usize,
     /// Does the scalar contain line breaks?
     pub(crate) multiline: bool,
     /// Can the scalar be expressed in the flow plain style?
@@ -165,13 +173,15 @@ pub struct Emitter {
     pub(crate) state: State,
     pub(crate) states: Vec<State>,
 
-    /// The events waiting behind the one being processed: `events[0]` is
-    /// Go's `events[events_head+1]` while an event is processed, and Go's
-    /// `events[events_head]` between events.
+    /// The owned events waiting to be processed ([`Emitter::emit`]).
     pub(crate) events: VecDeque<Event>,
     /// The type of the event being processed (Go's
     /// `events[events_head].typ`), which Go keeps at the queue head.
     pub(crate) head: EventType,
+    /// The type of the event queued behind it (Go's
+    /// `events[events_head+1].typ`), `None` if none is: all the look-ahead
+    /// the states do.
+    pub(crate) next: EventType,
 
     pub(crate) indents: Vec<isize>,
 
@@ -205,10 +215,6 @@ pub struct Emitter {
     pub(crate) tail_comment: Vec<u8>,
 
     pub(crate) key_line_comment: Vec<u8>,
-
-    /// Scalar value buffers done with, handed back to the encoder so a
-    /// scalar costs no allocation (not in Go, where the GC does this).
-    pub(crate) spare: Vec<Vec<u8>>,
 }
 
 impl Default for Emitter {
@@ -234,6 +240,7 @@ impl Emitter {
             states: Vec::with_capacity(16),
             events: VecDeque::with_capacity(16),
             head: EventType::None,
+            next: EventType::None,
             indents: Vec::with_capacity(16),
             tag_directives: Vec::new(),
             indent: 0,
@@ -257,7 +264,6 @@ impl Emitter {
             foot_comment: Vec::new(),
             tail_comment: Vec::new(),
             key_line_comment: Vec::new(),
-            spare: Vec::new(),
         }
     }
 
@@ -304,21 +310,6 @@ impl Emitter {
     /// The bytes written, consuming the emitter.
     pub fn into_output(self) -> Vec<u8> {
         self.out
-    }
-
-    /// A cleared buffer for the next event's scalar value.
-    #[inline]
-    pub(crate) fn buffer(&mut self) -> Vec<u8> {
-        self.spare.pop().unwrap_or_default()
-    }
-
-    /// Keep `v` for [`buffer`](Emitter::buffer).
-    #[inline]
-    pub(crate) fn recycle(&mut self, mut v: Vec<u8>) {
-        if v.capacity() != 0 && self.spare.len() < 8 {
-            v.clear();
-            self.spare.push(v);
-        }
     }
 
     // ---- writerc.go and the output helpers of emitterc.go ----
@@ -398,10 +389,31 @@ impl Emitter {
     /// an error every call fails with it again (go-yaml keeps the failed
     /// event at the head of its queue and fails on it again).
     pub fn emit(&mut self, event: Event) -> Result<(), EmitError> {
+        let mut queue = std::mem::take(&mut self.events);
+        let result = self.sticky(|e| e.drive(&mut queue, event));
+        self.events = queue;
+        result
+    }
+
+    /// [`emit`](Emitter::emit) for a borrowed event. The events waiting
+    /// for look-ahead stay in `queue`, which the caller keeps from one call
+    /// to the next (the events borrow from the caller). A complete document
+    /// (DOCUMENT-START to DOCUMENT-END) always leaves `queue` empty.
+    pub fn emit_ref<'a>(
+        &mut self,
+        queue: &mut VecDeque<EventRef<'a>>,
+        event: EventRef<'a>,
+    ) -> Result<(), EmitError> {
+        self.sticky(|e| e.drive(queue, event))
+    }
+
+    /// Run `f` unless an earlier event failed; remember its error.
+    #[inline]
+    fn sticky(&mut self, f: impl FnOnce(&mut Emitter) -> EmitResult) -> EmitResult {
         if let Some(err) = &self.error {
             return Err(err.clone());
         }
-        let result = self.emit_event(event);
+        let result = f(self);
         if let Err(err) = &result {
             self.error = Some(err.clone());
         }
@@ -409,22 +421,25 @@ impl Emitter {
     }
 
     /// `yaml_emitter_emit` proper.
-    fn emit_event(&mut self, mut event: Event) -> EmitResult {
-        if self.events.is_empty()
+    #[inline]
+    fn drive<Q: Queued>(&mut self, queue: &mut VecDeque<Q>, event: Q) -> EmitResult {
+        if queue.is_empty()
             && !matches!(
-                event.typ,
+                event.typ(),
                 EventType::DocumentStart | EventType::SequenceStart | EventType::MappingStart
             )
         {
             // Go queues it and `need_more_events` lets it through at once.
-            return self.process_event(&mut event);
+            self.next = EventType::None;
+            return self.process_event(&event.view());
         }
-        self.events.push_back(event);
-        while !self.need_more_events() {
-            let Some(mut event) = self.events.pop_front() else {
+        queue.push_back(event);
+        while !need_more_events(queue) {
+            let Some(event) = queue.pop_front() else {
                 break;
             };
-            self.process_event(&mut event)?;
+            self.next = queue.front().map_or(EventType::None, Q::typ);
+            self.process_event(&event.view())?;
         }
         Ok(())
     }
@@ -432,51 +447,12 @@ impl Emitter {
     /// The body of Go's `yaml_emitter_emit` loop for the head event, taken
     /// off the queue (its type stays in `head` for the look-ahead checks).
     #[inline]
-    fn process_event(&mut self, event: &mut Event) -> EmitResult {
+    fn process_event(&mut self, event: &EventRef<'_>) -> EmitResult {
         self.head = event.typ;
         self.analyze_event(event)?;
         self.state_machine(event)?;
         self.head = EventType::None;
         Ok(())
-    }
-
-    /// Check if we need to accumulate more events before emitting.
-    ///
-    /// We accumulate extra
-    ///  - 1 event for DOCUMENT-START
-    ///  - 2 events for SEQUENCE-START
-    ///  - 3 events for MAPPING-START
-    fn need_more_events(&self) -> bool {
-        if self.events.is_empty() {
-            return true;
-        }
-        let accumulate = match self.events[0].typ {
-            EventType::DocumentStart => 1,
-            EventType::SequenceStart => 2,
-            EventType::MappingStart => 3,
-            _ => return false,
-        };
-        if self.events.len() > accumulate {
-            return false;
-        }
-        let mut level = 0i32;
-        for event in &self.events {
-            match event.typ {
-                EventType::StreamStart
-                | EventType::DocumentStart
-                | EventType::SequenceStart
-                | EventType::MappingStart => level += 1,
-                EventType::StreamEnd
-                | EventType::DocumentEnd
-                | EventType::SequenceEnd
-                | EventType::MappingEnd => level -= 1,
-                _ => {}
-            }
-            if level == 0 {
-                return false;
-            }
-        }
-        true
     }
 
     /// Append a directive to the directives stack.
@@ -556,7 +532,7 @@ impl Emitter {
     }
 
     /// State dispatcher.
-    fn state_machine(&mut self, event: &Event) -> EmitResult {
+    fn state_machine(&mut self, event: &EventRef<'_>) -> EmitResult {
         match self.state {
             State::StreamStart => self.emit_stream_start(event),
             State::FirstDocumentStart => self.emit_document_start(event, true),
@@ -582,7 +558,7 @@ impl Emitter {
     }
 
     /// Expect STREAM-START.
-    fn emit_stream_start(&mut self, event: &Event) -> EmitResult {
+    fn emit_stream_start(&mut self, event: &EventRef<'_>) -> EmitResult {
         if event.typ != EventType::StreamStart {
             return yaml_emitter_set_emitter_error("expected STREAM-START");
         }
@@ -613,13 +589,13 @@ impl Emitter {
     }
 
     /// Expect DOCUMENT-START or STREAM-END.
-    fn emit_document_start(&mut self, event: &Event, first: bool) -> EmitResult {
+    fn emit_document_start(&mut self, event: &EventRef<'_>, first: bool) -> EmitResult {
         if event.typ == EventType::DocumentStart {
             if let Some(version_directive) = &event.version_directive {
                 self.analyze_version_directive(version_directive)?;
             }
 
-            for tag_directive in &event.tag_directives {
+            for tag_directive in event.tag_directives {
                 self.analyze_tag_directive(tag_directive)?;
                 self.append_tag_directive(&tag_directive.handle, &tag_directive.prefix, false)?;
             }
@@ -649,7 +625,7 @@ impl Emitter {
 
             if !event.tag_directives.is_empty() {
                 implicit = false;
-                for tag_directive in &event.tag_directives {
+                for tag_directive in event.tag_directives {
                     self.write_indicator(b"%TAG", true, false, false);
                     self.write_tag_handle(&tag_directive.handle);
                     self.write_tag_content(&tag_directive.prefix, true);
@@ -690,7 +666,7 @@ impl Emitter {
     }
 
     /// Expect the root node.
-    fn emit_document_content(&mut self, event: &Event) -> EmitResult {
+    fn emit_document_content(&mut self, event: &EventRef<'_>) -> EmitResult {
         self.states.push(State::DocumentEnd);
 
         self.process_head_comment();
@@ -701,7 +677,7 @@ impl Emitter {
     }
 
     /// Expect DOCUMENT-END.
-    fn emit_document_end(&mut self, event: &Event) -> EmitResult {
+    fn emit_document_end(&mut self, event: &EventRef<'_>) -> EmitResult {
         if event.typ != EventType::DocumentEnd {
             return yaml_emitter_set_emitter_error("expected DOCUMENT-END");
         }
@@ -728,6 +704,73 @@ impl Emitter {
         }
         Ok(())
     }
+}
+
+/// An event in a look-ahead queue: owned or borrowed.
+trait Queued {
+    fn typ(&self) -> EventType;
+    fn view(&self) -> EventRef<'_>;
+}
+
+impl Queued for Event {
+    #[inline]
+    fn typ(&self) -> EventType {
+        self.typ
+    }
+    #[inline]
+    fn view(&self) -> EventRef<'_> {
+        self.borrowed()
+    }
+}
+
+impl Queued for EventRef<'_> {
+    #[inline]
+    fn typ(&self) -> EventType {
+        self.typ
+    }
+    #[inline]
+    fn view(&self) -> EventRef<'_> {
+        self.reborrow()
+    }
+}
+
+/// Check if we need to accumulate more events before emitting.
+///
+/// We accumulate extra
+///  - 1 event for DOCUMENT-START
+///  - 2 events for SEQUENCE-START
+///  - 3 events for MAPPING-START
+fn need_more_events<Q: Queued>(events: &VecDeque<Q>) -> bool {
+    let Some(head) = events.front() else {
+        return true;
+    };
+    let accumulate = match head.typ() {
+        EventType::DocumentStart => 1,
+        EventType::SequenceStart => 2,
+        EventType::MappingStart => 3,
+        _ => return false,
+    };
+    if events.len() > accumulate {
+        return false;
+    }
+    let mut level = 0i32;
+    for event in events {
+        match event.typ() {
+            EventType::StreamStart
+            | EventType::DocumentStart
+            | EventType::SequenceStart
+            | EventType::MappingStart => level += 1,
+            EventType::StreamEnd
+            | EventType::DocumentEnd
+            | EventType::SequenceEnd
+            | EventType::MappingEnd => level -= 1,
+            _ => {}
+        }
+        if level == 0 {
+            return false;
+        }
+    }
+    true
 }
 
 // ---- character classes (yamlprivateh.go), bounds-checked ----

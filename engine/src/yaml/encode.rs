@@ -20,9 +20,16 @@
 //!
 //! Only `Node` trees are encoded (no reflection over arbitrary values).
 //! Alias nodes carry the anchor name in `value` and encode as `*value`.
+//!
+//! The events borrow their text, comments and anchors from the tree
+//! ([`EventRef`]); the emitter's look-ahead queue lives in a [`Walk`] of one
+//! document, so it can hold such events until the emitter takes them.
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
 
 use super::emitter::{EmitError, Emitter};
-use super::event::{collection_style, scalar_style, Event, EventType};
+use super::event::{collection_style, scalar_style, EventRef, EventType};
 use super::node::{long_tag, short_tag, tag, Kind, Node, Style};
 use super::resolve::resolve_tag;
 
@@ -116,10 +123,7 @@ impl Encoder {
             self.indent = 4;
         }
         self.emitter.best_indent = self.indent.min(isize::MAX as usize) as isize;
-        self.emit(Event {
-            typ: EventType::StreamStart,
-            ..Event::default()
-        })?;
+        self.walk().emit(event(EventType::StreamStart))?;
         self.done_init = true;
         Ok(())
     }
@@ -127,28 +131,48 @@ impl Encoder {
     /// `encoder.finish`.
     fn finish_stream(&mut self) -> Result<(), EmitError> {
         self.emitter.open_ended = false;
-        self.emit(Event {
-            typ: EventType::StreamEnd,
-            ..Event::default()
-        })
+        self.walk().emit(event(EventType::StreamEnd))
     }
 
-    /// `encoder.emit`.
-    #[inline]
-    fn emit(&mut self, event: Event) -> Result<(), EmitError> {
-        self.emitter.emit(event)
+    /// A walk with an empty queue.
+    fn walk<'a>(&mut self) -> Walk<'_, 'a> {
+        Walk {
+            emitter: &mut self.emitter,
+            queue: VecDeque::new(),
+        }
     }
 
     /// `encoder.marshalDoc` for a `*Node`.
     fn marshal_doc(&mut self, node: &Node) -> Result<(), EmitError> {
         self.init()?;
+        let mut walk = self.walk();
+        walk.queue.reserve(8);
         if node.kind == Kind::Document && !is_zero(node) {
-            self.node(node, "")
+            walk.node(node, "")?;
         } else {
-            self.emit(document_start())?;
-            self.node(node, "")?;
-            self.emit(document_end())
+            walk.emit(document_start())?;
+            walk.node(node, "")?;
+            walk.emit(document_end())?;
         }
+        // DOCUMENT-END balanced every start event, so the emitter took
+        // everything it had queued.
+        debug_assert!(walk.queue.is_empty());
+        Ok(())
+    }
+}
+
+/// The encoding of one document: the emitter, and its look-ahead queue of
+/// events borrowing from the document's tree (`'a`).
+struct Walk<'e, 'a> {
+    emitter: &'e mut Emitter,
+    queue: VecDeque<EventRef<'a>>,
+}
+
+impl<'a> Walk<'_, 'a> {
+    /// `encoder.emit`.
+    #[inline]
+    fn emit(&mut self, event: EventRef<'a>) -> Result<(), EmitError> {
+        self.emitter.emit_ref(&mut self.queue, event)
     }
 
     /// `encoder.nilv`.
@@ -160,36 +184,29 @@ impl Encoder {
     #[allow(clippy::too_many_arguments)]
     fn emit_scalar(
         &mut self,
-        value: &str,
-        anchor: &str,
-        tag: &str,
+        value: &'a str,
+        anchor: &'a str,
+        tag: &'a str,
         style: u8,
-        head: &str,
-        line: &str,
-        foot: &str,
-        tail: &str,
+        head: &'a str,
+        line: &'a str,
+        foot: &'a str,
+        tail: &'a str,
     ) -> Result<(), EmitError> {
         let implicit = tag.is_empty();
-        let tag = if implicit {
-            Vec::new()
-        } else {
-            long_tag(tag).as_bytes().to_vec()
-        };
-        let mut value_bytes = self.emitter.buffer();
-        value_bytes.extend_from_slice(value.as_bytes());
-        self.emit(Event {
+        self.emit(EventRef {
             typ: EventType::Scalar,
-            anchor: bytes(anchor),
-            tag,
-            value: value_bytes,
+            anchor: anchor.as_bytes(),
+            tag: long_tag_bytes(tag),
+            value: value.as_bytes(),
             implicit,
             quoted_implicit: implicit,
             style,
-            head_comment: bytes(head),
-            line_comment: bytes(line),
-            foot_comment: bytes(foot),
-            tail_comment: bytes(tail),
-            ..Event::default()
+            head_comment: head.as_bytes(),
+            line_comment: line.as_bytes(),
+            foot_comment: foot.as_bytes(),
+            tail_comment: tail.as_bytes(),
+            ..EventRef::default()
         })
     }
 
@@ -201,8 +218,8 @@ impl Encoder {
     /// thread's stack. Each Go step is marked where it happens: the start
     /// events in [`node_start`](Encoder::node_start), the loops over
     /// `node.Content` and the end events here.
-    fn node(&mut self, node: &Node, tail: &str) -> Result<(), EmitError> {
-        let mut stack: Vec<Frame<'_>> = Vec::new();
+    fn node(&mut self, node: &'a Node, tail: &'a str) -> Result<(), EmitError> {
+        let mut stack: Vec<Frame<'a>> = Vec::new();
         self.node_start(node, tail, &node.foot_comment, &mut stack)?;
         while let Some(frame) = stack.pop() {
             match frame {
@@ -216,7 +233,7 @@ impl Encoder {
                         self.node_start(child, "", &child.foot_comment, &mut stack)?;
                     } else {
                         let mut end = document_end();
-                        end.foot_comment = bytes(&node.foot_comment);
+                        end.foot_comment = node.foot_comment.as_bytes();
                         self.emit(end)?;
                     }
                 }
@@ -229,11 +246,11 @@ impl Encoder {
                         });
                         self.node_start(child, "", &child.foot_comment, &mut stack)?;
                     } else {
-                        self.emit(Event {
+                        self.emit(EventRef {
                             typ: EventType::SequenceEnd,
-                            line_comment: bytes(&node.line_comment),
-                            foot_comment: bytes(foot),
-                            ..Event::default()
+                            line_comment: node.line_comment.as_bytes(),
+                            foot_comment: foot.as_bytes(),
+                            ..EventRef::default()
                         })?;
                     }
                 }
@@ -259,12 +276,12 @@ impl Encoder {
                         });
                         self.node_start(k, tail, "", &mut stack)?;
                     } else {
-                        self.emit(Event {
+                        self.emit(EventRef {
                             typ: EventType::MappingEnd,
-                            tail_comment: bytes(tail),
-                            line_comment: bytes(&node.line_comment),
-                            foot_comment: bytes(foot),
-                            ..Event::default()
+                            tail_comment: tail.as_bytes(),
+                            line_comment: node.line_comment.as_bytes(),
+                            foot_comment: foot.as_bytes(),
+                            ..EventRef::default()
                         })?;
                     }
                 }
@@ -293,10 +310,10 @@ impl Encoder {
     /// aliases). Collections push the frame that walks their children.
     /// `foot` is the node's foot comment, empty for a key whose foot
     /// comment moved to the next key.
-    fn node_start<'a>(
+    fn node_start(
         &mut self,
         node: &'a Node,
-        tail: &str,
+        tail: &'a str,
         foot: &'a str,
         stack: &mut Vec<Frame<'a>>,
     ) -> Result<(), EmitError> {
@@ -307,7 +324,7 @@ impl Encoder {
 
         // If the tag was not explicitly requested, and dropping it won't change the
         // implicit tag of the value, don't include it in the presentation.
-        let mut tag: &str = &node.tag;
+        let mut tag: &'a str = &node.tag;
         let stag = short_tag(&node.tag);
         let mut force_quoting = false;
         if !tag.is_empty() && !node.style.has(Style::TAGGED) {
@@ -338,7 +355,7 @@ impl Encoder {
         match node.kind {
             Kind::Document => {
                 let mut start = document_start();
-                start.head_comment = bytes(&node.head_comment);
+                start.head_comment = node.head_comment.as_bytes();
                 self.emit(start)?;
                 stack.push(Frame::Document { node, next: 0 });
                 Ok(())
@@ -350,14 +367,14 @@ impl Encoder {
                 } else {
                     collection_style::BLOCK
                 };
-                self.emit(Event {
+                self.emit(EventRef {
                     typ: EventType::SequenceStart,
-                    anchor: bytes(&node.anchor),
-                    tag: long_tag(tag).as_bytes().to_vec(),
+                    anchor: node.anchor.as_bytes(),
+                    tag: long_tag_bytes(tag),
                     implicit: tag.is_empty(),
                     style,
-                    head_comment: bytes(&node.head_comment),
-                    ..Event::default()
+                    head_comment: node.head_comment.as_bytes(),
+                    ..EventRef::default()
                 })?;
                 stack.push(Frame::Sequence {
                     node,
@@ -373,15 +390,15 @@ impl Encoder {
                 } else {
                     collection_style::BLOCK
                 };
-                self.emit(Event {
+                self.emit(EventRef {
                     typ: EventType::MappingStart,
-                    anchor: bytes(&node.anchor),
-                    tag: long_tag(tag).as_bytes().to_vec(),
+                    anchor: node.anchor.as_bytes(),
+                    tag: long_tag_bytes(tag),
                     implicit: tag.is_empty(),
                     style,
-                    tail_comment: bytes(tail),
-                    head_comment: bytes(&node.head_comment),
-                    ..Event::default()
+                    tail_comment: tail.as_bytes(),
+                    head_comment: node.head_comment.as_bytes(),
+                    ..EventRef::default()
                 })?;
                 stack.push(Frame::MappingKey {
                     node,
@@ -392,13 +409,13 @@ impl Encoder {
                 Ok(())
             }
 
-            Kind::Alias => self.emit(Event {
+            Kind::Alias => self.emit(EventRef {
                 typ: EventType::Alias,
-                anchor: bytes(&node.value),
-                head_comment: bytes(&node.head_comment),
-                line_comment: bytes(&node.line_comment),
-                foot_comment: bytes(foot),
-                ..Event::default()
+                anchor: node.value.as_bytes(),
+                head_comment: node.head_comment.as_bytes(),
+                line_comment: node.line_comment.as_bytes(),
+                foot_comment: foot.as_bytes(),
+                ..EventRef::default()
             }),
 
             Kind::Scalar => {
@@ -497,26 +514,34 @@ fn is_zero(node: &Node) -> bool {
         && node.column == 0
 }
 
+/// An event of type `typ` with nothing else set.
+fn event<'a>(typ: EventType) -> EventRef<'a> {
+    EventRef {
+        typ,
+        ..EventRef::default()
+    }
+}
+
 /// An implicit DOCUMENT-START.
-fn document_start() -> Event {
-    Event {
-        typ: EventType::DocumentStart,
+fn document_start<'a>() -> EventRef<'a> {
+    EventRef {
         implicit: true,
-        ..Event::default()
+        ..event(EventType::DocumentStart)
     }
 }
 
 /// An implicit DOCUMENT-END.
-fn document_end() -> Event {
-    Event {
-        typ: EventType::DocumentEnd,
+fn document_end<'a>() -> EventRef<'a> {
+    EventRef {
         implicit: true,
-        ..Event::default()
+        ..event(EventType::DocumentEnd)
     }
 }
 
-/// `[]byte(s)`.
-#[inline]
-fn bytes(s: &str) -> Vec<u8> {
-    s.as_bytes().to_vec()
+/// `[]byte(longTag(tag))`: borrowed unless the tag is a `!!` short form.
+fn long_tag_bytes(tag: &str) -> Cow<'_, [u8]> {
+    match long_tag(tag) {
+        Cow::Borrowed(tag) => Cow::Borrowed(tag.as_bytes()),
+        Cow::Owned(tag) => Cow::Owned(tag.into_bytes()),
+    }
 }
