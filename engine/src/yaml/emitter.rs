@@ -37,12 +37,12 @@
 //! into one `Vec<u8>`; writing to it cannot fail, so the writer functions
 //! return nothing and `yaml_emitter_flush` is a no-op.
 //!
-//! Events come in two forms: owned [`Event`]s ([`Emitter::emit`], kept in
-//! the emitter's own queue) and borrowed [`EventRef`]s
-//! ([`Emitter::emit_ref`], queued in a caller's queue so they can borrow
-//! from the caller's `Node` tree). The states read [`EventRef`]s either
-//! way; what they keep between events (comments, the anchor) is copied
-//! into buffers the emitter reuses.
+//! Events come in two forms: owned [`Event`]s ([`Emitter::emit`], queued
+//! as Go queues them) and borrowed [`EventRef`]s (`Emitter::emit_ref`, the
+//! encoder's path: they borrow from the `Node` tree, and at most one waits
+//! for look-ahead, in a slot the encoder keeps). The states read
+//! [`EventRef`]s either way; what they keep between events (comments, the
+//! anchor) is copied into buffers the emitter reuses.
 
 mod analyze;
 mod nodes;
@@ -173,7 +173,9 @@ pub struct Emitter {
     pub(crate) state: State,
     pub(crate) states: Vec<State>,
 
-    /// The owned events waiting to be processed ([`Emitter::emit`]).
+    /// The events waiting to be processed ([`Emitter::emit`]): `events[0]`
+    /// is Go's `events[events_head+1]` while an event is processed, and
+    /// Go's `events[events_head]` between events.
     pub(crate) events: VecDeque<Event>,
     /// The type of the event being processed (Go's
     /// `events[events_head].typ`), which Go keeps at the queue head.
@@ -389,22 +391,54 @@ impl Emitter {
     /// an error every call fails with it again (go-yaml keeps the failed
     /// event at the head of its queue and fails on it again).
     pub fn emit(&mut self, event: Event) -> Result<(), EmitError> {
-        let mut queue = std::mem::take(&mut self.events);
-        let result = self.sticky(|e| e.drive(&mut queue, event));
-        self.events = queue;
+        self.sticky(|e| e.emit_event(event))
+    }
+
+    /// [`emit`](Emitter::emit) for the encoder's borrowed events, with the
+    /// least look-ahead that gives the same bytes: a SEQUENCE-START or
+    /// MAPPING-START waits in `pending` for the next event, everything
+    /// else is processed at once. Go accumulates up to three events, but
+    /// the states only ever look at the type of the event after a
+    /// collection start (`check_empty_sequence`, `check_empty_mapping`),
+    /// so the events are processed in the same order with the same
+    /// look-ahead; only when an error surfaces can differ, and the encoder
+    /// shows no bytes once one has. DOCUMENT-END is never left pending.
+    #[inline]
+    pub(crate) fn emit_ref<'a>(
+        &mut self,
+        pending: &mut Option<EventRef<'a>>,
+        event: EventRef<'a>,
+    ) -> Result<(), EmitError> {
+        if self.error.is_some() {
+            return self.sticky(|_| Ok(()));
+        }
+        let result = self.process_ref(pending, event);
+        if let Err(err) = &result {
+            self.error = Some(err.clone());
+        }
         result
     }
 
-    /// [`emit`](Emitter::emit) for a borrowed event. The events waiting
-    /// for look-ahead stay in `queue`, which the caller keeps from one call
-    /// to the next (the events borrow from the caller). A complete document
-    /// (DOCUMENT-START to DOCUMENT-END) always leaves `queue` empty.
-    pub fn emit_ref<'a>(
+    /// The body of [`emit_ref`](Emitter::emit_ref).
+    #[inline]
+    fn process_ref<'a>(
         &mut self,
-        queue: &mut VecDeque<EventRef<'a>>,
+        pending: &mut Option<EventRef<'a>>,
         event: EventRef<'a>,
-    ) -> Result<(), EmitError> {
-        self.sticky(|e| e.drive(queue, event))
+    ) -> EmitResult {
+        if let Some(start) = pending.take() {
+            self.next = event.typ;
+            self.process_event(&start)?;
+        }
+        if matches!(
+            event.typ,
+            EventType::SequenceStart | EventType::MappingStart
+        ) {
+            *pending = Some(event);
+            return Ok(());
+        }
+        self.next = EventType::None;
+        self.process_event(&event)
     }
 
     /// Run `f` unless an earlier event failed; remember its error.
@@ -421,25 +455,24 @@ impl Emitter {
     }
 
     /// `yaml_emitter_emit` proper.
-    #[inline]
-    fn drive<Q: Queued>(&mut self, queue: &mut VecDeque<Q>, event: Q) -> EmitResult {
-        if queue.is_empty()
+    fn emit_event(&mut self, event: Event) -> EmitResult {
+        if self.events.is_empty()
             && !matches!(
-                event.typ(),
+                event.typ,
                 EventType::DocumentStart | EventType::SequenceStart | EventType::MappingStart
             )
         {
             // Go queues it and `need_more_events` lets it through at once.
             self.next = EventType::None;
-            return self.process_event(&event.view());
+            return self.process_event(&event.borrowed());
         }
-        queue.push_back(event);
-        while !need_more_events(queue) {
-            let Some(event) = queue.pop_front() else {
+        self.events.push_back(event);
+        while !self.need_more_events() {
+            let Some(event) = self.events.pop_front() else {
                 break;
             };
-            self.next = queue.front().map_or(EventType::None, Q::typ);
-            self.process_event(&event.view())?;
+            self.next = self.events.front().map_or(EventType::None, |e| e.typ);
+            self.process_event(&event.borrowed())?;
         }
         Ok(())
     }
@@ -453,6 +486,45 @@ impl Emitter {
         self.state_machine(event)?;
         self.head = EventType::None;
         Ok(())
+    }
+
+    /// Check if we need to accumulate more events before emitting.
+    ///
+    /// We accumulate extra
+    ///  - 1 event for DOCUMENT-START
+    ///  - 2 events for SEQUENCE-START
+    ///  - 3 events for MAPPING-START
+    fn need_more_events(&self) -> bool {
+        let Some(head) = self.events.front() else {
+            return true;
+        };
+        let accumulate = match head.typ {
+            EventType::DocumentStart => 1,
+            EventType::SequenceStart => 2,
+            EventType::MappingStart => 3,
+            _ => return false,
+        };
+        if self.events.len() > accumulate {
+            return false;
+        }
+        let mut level = 0i32;
+        for event in &self.events {
+            match event.typ {
+                EventType::StreamStart
+                | EventType::DocumentStart
+                | EventType::SequenceStart
+                | EventType::MappingStart => level += 1,
+                EventType::StreamEnd
+                | EventType::DocumentEnd
+                | EventType::SequenceEnd
+                | EventType::MappingEnd => level -= 1,
+                _ => {}
+            }
+            if level == 0 {
+                return false;
+            }
+        }
+        true
     }
 
     /// Append a directive to the directives stack.
@@ -704,73 +776,6 @@ impl Emitter {
         }
         Ok(())
     }
-}
-
-/// An event in a look-ahead queue: owned or borrowed.
-trait Queued {
-    fn typ(&self) -> EventType;
-    fn view(&self) -> EventRef<'_>;
-}
-
-impl Queued for Event {
-    #[inline]
-    fn typ(&self) -> EventType {
-        self.typ
-    }
-    #[inline]
-    fn view(&self) -> EventRef<'_> {
-        self.borrowed()
-    }
-}
-
-impl Queued for EventRef<'_> {
-    #[inline]
-    fn typ(&self) -> EventType {
-        self.typ
-    }
-    #[inline]
-    fn view(&self) -> EventRef<'_> {
-        self.reborrow()
-    }
-}
-
-/// Check if we need to accumulate more events before emitting.
-///
-/// We accumulate extra
-///  - 1 event for DOCUMENT-START
-///  - 2 events for SEQUENCE-START
-///  - 3 events for MAPPING-START
-fn need_more_events<Q: Queued>(events: &VecDeque<Q>) -> bool {
-    let Some(head) = events.front() else {
-        return true;
-    };
-    let accumulate = match head.typ() {
-        EventType::DocumentStart => 1,
-        EventType::SequenceStart => 2,
-        EventType::MappingStart => 3,
-        _ => return false,
-    };
-    if events.len() > accumulate {
-        return false;
-    }
-    let mut level = 0i32;
-    for event in events {
-        match event.typ() {
-            EventType::StreamStart
-            | EventType::DocumentStart
-            | EventType::SequenceStart
-            | EventType::MappingStart => level += 1,
-            EventType::StreamEnd
-            | EventType::DocumentEnd
-            | EventType::SequenceEnd
-            | EventType::MappingEnd => level -= 1,
-            _ => {}
-        }
-        if level == 0 {
-            return false;
-        }
-    }
-    true
 }
 
 // ---- character classes (yamlprivateh.go), bounds-checked ----

@@ -22,11 +22,10 @@
 //! Alias nodes carry the anchor name in `value` and encode as `*value`.
 //!
 //! The events borrow their text, comments and anchors from the tree
-//! ([`EventRef`]); the emitter's look-ahead queue lives in a [`Walk`] of one
-//! document, so it can hold such events until the emitter takes them.
+//! ([`EventRef`]); the event waiting for the emitter's look-ahead lives in
+//! a [`Walk`] of one document, which the tree outlives.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 
 use super::emitter::{EmitError, Emitter};
 use super::event::{collection_style, scalar_style, EventRef, EventType};
@@ -134,11 +133,11 @@ impl Encoder {
         self.walk().emit(event(EventType::StreamEnd))
     }
 
-    /// A walk with an empty queue.
+    /// A walk with no event pending.
     fn walk<'a>(&mut self) -> Walk<'_, 'a> {
         Walk {
             emitter: &mut self.emitter,
-            queue: VecDeque::new(),
+            pending: None,
         }
     }
 
@@ -146,7 +145,6 @@ impl Encoder {
     fn marshal_doc(&mut self, node: &Node) -> Result<(), EmitError> {
         self.init()?;
         let mut walk = self.walk();
-        walk.queue.reserve(8);
         if node.kind == Kind::Document && !is_zero(node) {
             walk.node(node, "")?;
         } else {
@@ -154,25 +152,25 @@ impl Encoder {
             walk.node(node, "")?;
             walk.emit(document_end())?;
         }
-        // DOCUMENT-END balanced every start event, so the emitter took
-        // everything it had queued.
-        debug_assert!(walk.queue.is_empty());
+        // DOCUMENT-END is never pending: the emitter has taken every event.
+        debug_assert!(walk.pending.is_none());
         Ok(())
     }
 }
 
-/// The encoding of one document: the emitter, and its look-ahead queue of
-/// events borrowing from the document's tree (`'a`).
+/// The encoding of one document: the emitter, and the collection start
+/// waiting for the emitter's look-ahead, borrowing from the document's
+/// tree (`'a`).
 struct Walk<'e, 'a> {
     emitter: &'e mut Emitter,
-    queue: VecDeque<EventRef<'a>>,
+    pending: Option<EventRef<'a>>,
 }
 
 impl<'a> Walk<'_, 'a> {
     /// `encoder.emit`.
     #[inline]
     fn emit(&mut self, event: EventRef<'a>) -> Result<(), EmitError> {
-        self.emitter.emit_ref(&mut self.queue, event)
+        self.emitter.emit_ref(&mut self.pending, event)
     }
 
     /// `encoder.nilv`.
@@ -216,7 +214,7 @@ impl<'a> Walk<'_, 'a> {
     /// Go recurses; this walks the tree with an explicit stack so that
     /// trees as deep as go-yaml parses (10000 levels) cannot overflow the
     /// thread's stack. Each Go step is marked where it happens: the start
-    /// events in [`node_start`](Encoder::node_start), the loops over
+    /// events in [`node_start`](Walk::node_start), the loops over
     /// `node.Content` and the end events here.
     fn node(&mut self, node: &'a Node, tail: &'a str) -> Result<(), EmitError> {
         let mut stack: Vec<Frame<'a>> = Vec::new();
