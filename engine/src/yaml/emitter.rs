@@ -48,9 +48,10 @@ mod analyze;
 mod nodes;
 mod write;
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use super::event::{Event, EventRef, EventType, TagDirective, VersionDirective};
+use super::event::{Event, EventRef, EventType, VersionDirective};
 
 /// An error from the emitter or the encoder. `problem` is go-yaml's message
 /// (`expected STREAM-START`); `Display` prefixes `yaml: ` as go-yaml's
@@ -149,6 +150,13 @@ pub(crate) struct ScalarData {
     pub(crate) style: u8,
 }
 
+/// A `%TAG` directive in effect: Go's `yaml_tag_directive_t`, with the
+/// default directives borrowed.
+pub(crate) struct TagDirectiveData {
+    pub(crate) handle: Cow<'static, [u8]>,
+    pub(crate) prefix: Cow<'static, [u8]>,
+}
+
 /// go-yaml's `default_tag_directives` (from `parserc.go`).
 const DEFAULT_TAG_DIRECTIVES: [(&[u8], &[u8]); 2] = [(b"!", b"!"), (b"!!", b"tag:yaml.org,2002:")];
 
@@ -187,7 +195,10 @@ pub struct Emitter {
 
     pub(crate) indents: Vec<isize>,
 
-    pub(crate) tag_directives: Vec<TagDirective>,
+    /// The document's `%TAG` directives, then go-yaml's defaults. Cleared
+    /// at document end, keeping its allocation; the defaults are borrowed,
+    /// so a document costs no allocation here.
+    pub(crate) tag_directives: Vec<TagDirectiveData>,
 
     pub(crate) indent: isize,
 
@@ -403,42 +414,37 @@ impl Emitter {
     /// so the events are processed in the same order with the same
     /// look-ahead; only when an error surfaces can differ, and the encoder
     /// shows no bytes once one has. DOCUMENT-END is never left pending.
-    #[inline]
+    ///
+    /// Inlined into the encoder so that the event, built in the encoder's
+    /// frame, is read in place rather than copied (it is ~150 bytes).
+    #[inline(always)]
     pub(crate) fn emit_ref<'a>(
         &mut self,
         pending: &mut Option<EventRef<'a>>,
         event: EventRef<'a>,
     ) -> Result<(), EmitError> {
-        if self.error.is_some() {
-            return self.sticky(|_| Ok(()));
-        }
-        let result = self.process_ref(pending, event);
-        if let Err(err) = &result {
-            self.error = Some(err.clone());
-        }
-        result
-    }
-
-    /// The body of [`emit_ref`](Emitter::emit_ref).
-    #[inline]
-    fn process_ref<'a>(
-        &mut self,
-        pending: &mut Option<EventRef<'a>>,
-        event: EventRef<'a>,
-    ) -> EmitResult {
-        if let Some(start) = pending.take() {
-            self.next = event.typ;
-            self.process_event(&start)?;
+        if let Some(start) = pending {
+            let result = self.process_sticky(start, event.typ);
+            *pending = None;
+            result?;
         }
         if matches!(
             event.typ,
             EventType::SequenceStart | EventType::MappingStart
         ) {
             *pending = Some(event);
-            return Ok(());
+            return self.sticky(|_| Ok(()));
         }
-        self.next = EventType::None;
-        self.process_event(&event)
+        self.process_sticky(&event, EventType::None)
+    }
+
+    /// Process `event`, followed by an event of type `next`, unless an
+    /// earlier event failed; remember the error.
+    fn process_sticky(&mut self, event: &EventRef<'_>, next: EventType) -> EmitResult {
+        self.sticky(|e| {
+            e.next = next;
+            e.process_event(event)
+        })
     }
 
     /// Run `f` unless an earlier event failed; remember its error.
@@ -530,8 +536,8 @@ impl Emitter {
     /// Append a directive to the directives stack.
     fn append_tag_directive(
         &mut self,
-        handle: &[u8],
-        prefix: &[u8],
+        handle: Cow<'static, [u8]>,
+        prefix: Cow<'static, [u8]>,
         allow_duplicates: bool,
     ) -> EmitResult {
         for td in &self.tag_directives {
@@ -542,10 +548,8 @@ impl Emitter {
                 return yaml_emitter_set_emitter_error("duplicate %TAG directive");
             }
         }
-        self.tag_directives.push(TagDirective {
-            handle: handle.to_vec(),
-            prefix: prefix.to_vec(),
-        });
+        self.tag_directives
+            .push(TagDirectiveData { handle, prefix });
         Ok(())
     }
 
@@ -669,11 +673,15 @@ impl Emitter {
 
             for tag_directive in event.tag_directives {
                 self.analyze_tag_directive(tag_directive)?;
-                self.append_tag_directive(&tag_directive.handle, &tag_directive.prefix, false)?;
+                self.append_tag_directive(
+                    tag_directive.handle.clone().into(),
+                    tag_directive.prefix.clone().into(),
+                    false,
+                )?;
             }
 
             for (handle, prefix) in DEFAULT_TAG_DIRECTIVES {
-                self.append_tag_directive(handle, prefix, true)?;
+                self.append_tag_directive(handle.into(), prefix.into(), true)?;
             }
 
             let mut implicit = event.implicit;

@@ -429,7 +429,7 @@ impl<'a> Walk<'_, 'a> {
                     scalar_style::LITERAL
                 } else if node.style.has(Style::FOLDED) {
                     scalar_style::FOLDED
-                } else if value.contains('\n') {
+                } else if value.bytes().any(|b| b == b'\n') {
                     scalar_style::LITERAL
                 } else if force_quoting {
                     scalar_style::DOUBLE_QUOTED

@@ -395,11 +395,19 @@ impl Emitter {
         Ok(())
     }
 
-    /// Write an anchor.
+    /// Write an anchor. (The checks for nothing to do, here and in the
+    /// other `process_*` steps, are inlined: most nodes have no anchor,
+    /// tag or comment.)
+    #[inline]
     pub(super) fn process_anchor(&mut self) {
         if self.anchor_data.anchor.is_empty() {
             return;
         }
+        self.write_anchor_data();
+    }
+
+    /// The rest of [`process_anchor`](Emitter::process_anchor).
+    fn write_anchor_data(&mut self) {
         let c: &[u8] = if self.anchor_data.alias { b"*" } else { b"&" };
         self.write_indicator(c, true, false, false);
         let anchor = std::mem::take(&mut self.anchor_data.anchor);
@@ -408,10 +416,16 @@ impl Emitter {
     }
 
     /// Write a tag.
+    #[inline]
     pub(super) fn process_tag(&mut self) {
         if self.tag_data.handle.is_empty() && self.tag_data.suffix.is_empty() {
             return;
         }
+        self.write_tag_data();
+    }
+
+    /// The rest of [`process_tag`](Emitter::process_tag).
+    fn write_tag_data(&mut self) {
         let handle = std::mem::take(&mut self.tag_data.handle);
         let suffix = std::mem::take(&mut self.tag_data.suffix);
         if !handle.is_empty() {
