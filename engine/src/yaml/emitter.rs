@@ -33,7 +33,7 @@
 //! Naming: Go's `yaml_emitter_X(emitter, ...)` is `Emitter::X(&mut self, ...)`
 //! here, and the `put`/`write`/`write_break` helpers keep their names, so the
 //! code reads line by line against the Go. Go's `bool` results (false after
-//! `yaml_emitter_set_emitter_error`) are `Result<(), EmitError>`. Output goes
+//! `yaml_emitter_set_emitter_error`) are `EmitResult`s. Output goes
 //! into one `Vec<u8>`; writing to it cannot fail, so the writer functions
 //! return nothing and `yaml_emitter_flush` is a no-op.
 //!
@@ -63,14 +63,16 @@ pub struct EmitError {
     pub problem: String,
 }
 
-/// Result of the emitter functions (Go's `bool`).
-pub(crate) type EmitResult = Result<(), EmitError>;
+/// Result of the emitter functions (Go's `bool`). The error is boxed so
+/// that the result is one word, returned in a register by the dozen
+/// functions an event passes through; errors are rare.
+pub(crate) type EmitResult = Result<(), Box<EmitError>>;
 
 /// `yaml_emitter_set_emitter_error`: the error go-yaml would record.
 pub(crate) fn yaml_emitter_set_emitter_error(problem: impl Into<String>) -> EmitResult {
-    Err(EmitError {
+    Err(Box::new(EmitError {
         problem: problem.into(),
-    })
+    }))
 }
 
 /// Line break styles (`yaml_break_t`).
@@ -402,7 +404,7 @@ impl Emitter {
     /// an error every call fails with it again (go-yaml keeps the failed
     /// event at the head of its queue and fails on it again).
     pub fn emit(&mut self, event: Event) -> Result<(), EmitError> {
-        self.sticky(|e| e.emit_event(event))
+        self.sticky(|e| e.emit_event(event)).map_err(|err| *err)
     }
 
     /// [`emit`](Emitter::emit) for the encoder's borrowed events, with the
@@ -422,7 +424,7 @@ impl Emitter {
         &mut self,
         pending: &mut Option<EventRef<'a>>,
         event: EventRef<'a>,
-    ) -> Result<(), EmitError> {
+    ) -> EmitResult {
         if let Some(start) = pending {
             let result = self.process_sticky(start, event.typ);
             *pending = None;
@@ -451,11 +453,11 @@ impl Emitter {
     #[inline]
     fn sticky(&mut self, f: impl FnOnce(&mut Emitter) -> EmitResult) -> EmitResult {
         if let Some(err) = &self.error {
-            return Err(err.clone());
+            return Err(Box::new(err.clone()));
         }
         let result = f(self);
         if let Err(err) = &result {
-            self.error = Some(err.clone());
+            self.error = Some((**err).clone());
         }
         result
     }

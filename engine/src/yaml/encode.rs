@@ -27,7 +27,7 @@
 
 use std::borrow::Cow;
 
-use super::emitter::{EmitError, Emitter};
+use super::emitter::{EmitError, EmitResult, Emitter};
 use super::event::{collection_style, scalar_style, EventRef, EventType};
 use super::node::{long_tag, short_tag, tag, Kind, Node, Style};
 use super::resolve::resolve_tag;
@@ -99,22 +99,18 @@ impl Encoder {
     }
 
     /// Run `f` unless an earlier call failed; remember its error.
-    fn guard(
-        &mut self,
-        f: impl FnOnce(&mut Encoder) -> Result<(), EmitError>,
-    ) -> Result<(), EmitError> {
+    fn guard(&mut self, f: impl FnOnce(&mut Encoder) -> EmitResult) -> Result<(), EmitError> {
         if let Some(err) = &self.error {
             return Err(err.clone());
         }
-        let result = f(self);
-        if let Err(err) = &result {
-            self.error = Some(err.clone());
-        }
-        result
+        f(self).map_err(|err| {
+            self.error = Some((*err).clone());
+            *err
+        })
     }
 
     /// `encoder.init`.
-    fn init(&mut self) -> Result<(), EmitError> {
+    fn init(&mut self) -> EmitResult {
         if self.done_init {
             return Ok(());
         }
@@ -128,7 +124,7 @@ impl Encoder {
     }
 
     /// `encoder.finish`.
-    fn finish_stream(&mut self) -> Result<(), EmitError> {
+    fn finish_stream(&mut self) -> EmitResult {
         self.emitter.open_ended = false;
         self.walk().emit(event(EventType::StreamEnd))
     }
@@ -142,7 +138,7 @@ impl Encoder {
     }
 
     /// `encoder.marshalDoc` for a `*Node`.
-    fn marshal_doc(&mut self, node: &Node) -> Result<(), EmitError> {
+    fn marshal_doc(&mut self, node: &Node) -> EmitResult {
         self.init()?;
         let mut walk = self.walk();
         if node.kind == Kind::Document && !is_zero(node) {
@@ -169,12 +165,12 @@ struct Walk<'e, 'a> {
 impl<'a> Walk<'_, 'a> {
     /// `encoder.emit`.
     #[inline]
-    fn emit(&mut self, event: EventRef<'a>) -> Result<(), EmitError> {
+    fn emit(&mut self, event: EventRef<'a>) -> EmitResult {
         self.emitter.emit_ref(&mut self.pending, event)
     }
 
     /// `encoder.nilv`.
-    fn nilv(&mut self) -> Result<(), EmitError> {
+    fn nilv(&mut self) -> EmitResult {
         self.emit_scalar("null", "", "", scalar_style::PLAIN, "", "", "", "")
     }
 
@@ -190,7 +186,7 @@ impl<'a> Walk<'_, 'a> {
         line: &'a str,
         foot: &'a str,
         tail: &'a str,
-    ) -> Result<(), EmitError> {
+    ) -> EmitResult {
         let implicit = tag.is_empty();
         self.emit(EventRef {
             typ: EventType::Scalar,
@@ -216,8 +212,9 @@ impl<'a> Walk<'_, 'a> {
     /// thread's stack. Each Go step is marked where it happens: the start
     /// events in [`node_start`](Walk::node_start), the loops over
     /// `node.Content` and the end events here.
-    fn node(&mut self, node: &'a Node, tail: &'a str) -> Result<(), EmitError> {
-        let mut stack: Vec<Frame<'a>> = Vec::new();
+    fn node(&mut self, node: &'a Node, tail: &'a str) -> EmitResult {
+        // Deep enough for KRM documents without regrowing.
+        let mut stack: Vec<Frame<'a>> = Vec::with_capacity(32);
         self.node_start(node, tail, &node.foot_comment, &mut stack)?;
         while let Some(frame) = stack.pop() {
             match frame {
@@ -314,7 +311,7 @@ impl<'a> Walk<'_, 'a> {
         tail: &'a str,
         foot: &'a str,
         stack: &mut Vec<Frame<'a>>,
-    ) -> Result<(), EmitError> {
+    ) -> EmitResult {
         // Zero nodes behave as nil.
         if is_zero(node) {
             return self.nilv();
