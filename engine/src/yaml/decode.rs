@@ -524,7 +524,7 @@ impl NodeParser {
         }
         let mut n = match stack.pop() {
             Some(Frame::Sequence(n, start)) | Some(Frame::Mapping(n, start)) => Node {
-                content: children.drain(start..).collect(),
+                content: children.split_off(start),
                 ..n
             },
             _ => unreachable!("top frame is a collection"),
