@@ -23,7 +23,7 @@
 //!
 //! The events borrow their text, comments and anchors from the tree
 //! ([`EventRef`]); the event waiting for the emitter's look-ahead lives in
-//! a [`Walk`] of one document, which the tree outlives.
+//! a `Walk` of one document, which the tree outlives.
 
 use std::borrow::Cow;
 
