@@ -211,13 +211,3 @@ pub struct EventRef<'a> {
     /// (`collection_style::*`).
     pub style: u8,
 }
-
-impl EventRef<'_> {
-    /// The same event, reborrowed (the tag is not copied even when owned).
-    pub fn reborrow(&self) -> EventRef<'_> {
-        EventRef {
-            tag: Cow::Borrowed(&self.tag),
-            ..*self
-        }
-    }
-}
