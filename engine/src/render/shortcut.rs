@@ -230,7 +230,11 @@ impl Hasher {
 
 /// What identifies each function of a Kptfile beyond its text: the
 /// built-in's behaviour version, or the exec program's content.
-fn function_identities(path: &str, bytes: &[u8], runner: &RunnerOptions) -> Option<Vec<Vec<u8>>> {
+pub(super) fn function_identities(
+    path: &str,
+    bytes: &[u8],
+    runner: &RunnerOptions,
+) -> Option<Vec<Vec<u8>>> {
     let dir = Path::new(path).parent().unwrap_or(Path::new(""));
     let kptfile = crate::kptfile::parse(dir, bytes).ok()?;
     let pipeline = &kptfile.pipeline;
