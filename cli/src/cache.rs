@@ -6,17 +6,40 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use krmgraph_cache::{Digest, SledStore, Store};
 use krmgraph_engine::render::shortcut::{self, Replay, Snapshot};
-use krmgraph_engine::render::RenderOptions;
+use krmgraph_engine::render::{RenderCache, RenderOptions};
 
 /// A render's view of the cache: the store, the tree as read before the
 /// render, and its key.
 pub struct Cached {
-    store: SledStore,
-    before: Snapshot,
+    store: Arc<SledStore>,
+    before: Arc<Snapshot>,
     key: Digest,
+}
+
+/// Opens the cache store; `None`, with one warning, when it cannot be used
+/// (the render then runs uncached).
+pub fn open(cache_dir: Option<&Path>) -> Option<Arc<SledStore>> {
+    match SledStore::open_default(cache_dir) {
+        Ok(store) => Some(Arc::new(store)),
+        Err(e) => {
+            eprintln!("[WARN] krmgraph: rendering without the cache: {e}");
+            None
+        }
+    }
+}
+
+/// The step cache of a render using `store`: the tree as the render cache
+/// read it, if it did.
+pub fn step_cache(store: &Arc<SledStore>, cached: Option<&Cached>, verify: bool) -> RenderCache {
+    RenderCache {
+        store: store.clone(),
+        snapshot: cached.map(|c| c.before.clone()),
+        verify,
+    }
 }
 
 /// What the cache did for a render.
@@ -29,32 +52,25 @@ pub enum Lookup {
     Failed,
 }
 
-/// Opens the store, keys the tree at `pkg` and replays what it holds for
-/// it. `verify` never replays.
-pub fn lookup(
-    pkg: &Path,
-    options: &RenderOptions,
-    cache_dir: Option<&Path>,
-    verify: bool,
-) -> Lookup {
-    let store = match SledStore::open_default(cache_dir) {
-        Ok(store) => store,
-        Err(e) => {
-            eprintln!("[WARN] krmgraph: rendering without the cache: {e}");
-            return Lookup::Miss(None);
-        }
-    };
+/// Keys the tree at `pkg` and replays what `store` holds for it. `verify`
+/// never replays.
+pub fn lookup(pkg: &Path, options: &RenderOptions, store: &Arc<SledStore>, verify: bool) -> Lookup {
     let Ok(before) = Snapshot::read(pkg) else {
         return Lookup::Miss(None);
     };
     let Some(key) = shortcut::render_key(&before, pkg, options) else {
         return Lookup::Miss(None);
     };
-    let cached = Cached { store, before, key };
+    let cached = Cached {
+        store: store.clone(),
+        before: Arc::new(before),
+        key,
+    };
     if verify {
         return Lookup::Miss(Some(cached));
     }
-    let replay = match shortcut::lookup(&cached.store, &key, options.results_dir.is_some()) {
+    let replay = match shortcut::lookup(cached.store.as_ref(), &key, options.results_dir.is_some())
+    {
         Ok(replay) => replay,
         Err(e) => {
             eprintln!("[WARN] krmgraph: cache read failed, rendering: {e}");
@@ -116,37 +132,22 @@ impl Cached {
         }
         let results = results_file.and_then(|f| std::fs::read(f).ok());
         let run = shortcut::Rendered {
-            before: &self.before,
+            before: self.before.as_ref(),
             after: &after,
             stderr,
             results: results.as_deref(),
         };
-        if let Err(e) = shortcut::record(&self.store, &self.key, pkg, options, &run) {
+        if let Err(e) = shortcut::record(self.store.as_ref(), &self.key, pkg, options, &run) {
             eprintln!("[WARN] krmgraph: could not record the render in the cache: {e}");
         }
-        self.keep_in_size();
         Ok(())
-    }
-
-    /// Keeps the cache under `KRMGRAPH_CACHE_MAX_SIZE` (default 2G): past
-    /// it, the least recently used records go until it is at 80 % of it.
-    fn keep_in_size(&self) {
-        let max = std::env::var("KRMGRAPH_CACHE_MAX_SIZE")
-            .ok()
-            .and_then(|v| parse_size(&v).ok())
-            .unwrap_or(2 << 30);
-        if let Ok(stats) = self.store.stats() {
-            if stats.total_bytes() > max {
-                let _ = self.store.gc(max / 10 * 8);
-            }
-        }
     }
 
     /// `--verify`: the fresh render must have done what the cache says a
     /// render of this tree does.
     fn verify(&self, after: &Snapshot) -> Result<(), ()> {
-        let expected = match shortcut::lookup(&self.store, &self.key, false) {
-            Ok(Some(Replay::FixedPoint)) => self.before.clone(),
+        let expected = match shortcut::lookup(self.store.as_ref(), &self.key, false) {
+            Ok(Some(Replay::FixedPoint)) => self.before.as_ref().clone(),
             Ok(Some(Replay::Exact { changes, .. })) => self.before.with(&changes),
             _ => return Ok(()),
         };
@@ -164,6 +165,21 @@ impl Cached {
                 );
                 Err(())
             }
+        }
+    }
+}
+
+/// Keeps the cache under `KRMGRAPH_CACHE_MAX_SIZE` (default 2G): past it,
+/// the least recently used records go until it is at 80 % of it. Run after
+/// a render, when nothing is being recorded.
+pub fn keep_in_size(store: &SledStore) {
+    let max = std::env::var("KRMGRAPH_CACHE_MAX_SIZE")
+        .ok()
+        .and_then(|v| parse_size(&v).ok())
+        .unwrap_or(2 << 30);
+    if let Ok(stats) = store.stats() {
+        if stats.total_bytes() > max {
+            let _ = store.gc(max / 10 * 8);
         }
     }
 }

@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::differential::MODES;
 use crate::kpt_diff::{describe_difference, render_with_env, Rendered};
 use crate::util::{copy_tree, repo_root};
 
@@ -99,15 +100,19 @@ fn replays_a_tree_rendered_elsewhere_without_running_functions() {
         }
     }
 
-    // One edit: the render runs again, and writes what an uncached render
-    // of the edited tree writes.
+    // One edit: a and the root run again (b's subtree is replayed), and
+    // the render writes what an uncached render of the edited tree writes.
     std::fs::write(
         src.join("a/cm.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a-cm\ndata:\n  k: edited\n",
     )
     .unwrap();
     let edited = render(&tmp.path().join("c3"), &src, Some(&cache), &counter, &[]);
-    assert_eq!(runs(&counter), 9);
+    assert_eq!(
+        runs(&counter),
+        8,
+        "only the edited package and the root run"
+    );
     let edited_uncached = render(&tmp.path().join("u2"), &src, None, &counter, &[]);
     assert!(describe_difference(&edited_uncached, &edited).is_none());
 }
@@ -196,35 +201,53 @@ fn verify_catches_a_pipeline_that_is_not_idempotent() {
     );
 }
 
-/// Every blob flipped, then every index file truncated: renders stay right.
+/// Every blob flipped, then every index file truncated: renders stay
+/// right, in place (whole-render records) and to stdout (step and subtree
+/// records), before and after an edit.
 #[test]
 fn a_damaged_cache_still_renders_correctly() {
     let tmp = tempfile::tempdir().unwrap();
     let src = source(tmp.path());
     let cache = tmp.path().join("cache");
     let counter = tmp.path().join("counter");
-    let uncached = render(&tmp.path().join("u"), &src, None, &counter, &[]);
-    render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
-    for_each_file(&cache.join("blobs"), &mut |p| {
-        let mut bytes = std::fs::read(p).unwrap();
-        if let Some(b) = bytes.first_mut() {
-            *b ^= 0xff;
+    let stdout = ["-o", "stdout"];
+    let check = |label: &str, extra: &[&str]| {
+        let uncached = render(&tmp.path().join("u"), &src, None, &counter, extra);
+        let cached = render(&tmp.path().join(label), &src, Some(&cache), &counter, extra);
+        if let Some(d) = describe_difference(&uncached, &cached) {
+            panic!("{label}: {d}");
         }
-        std::fs::write(p, bytes).unwrap();
-    });
-    let after_blobs = render(&tmp.path().join("c2"), &src, Some(&cache), &counter, &[]);
-    assert!(describe_difference(&uncached, &after_blobs).is_none());
+    };
+    check("cold", &[]);
+    check("cold-stdout", &stdout);
+    let flip_blobs = || {
+        for_each_file(&cache.join("blobs"), &mut |p| {
+            let mut bytes = std::fs::read(p).unwrap();
+            if let Some(b) = bytes.first_mut() {
+                *b ^= 0xff;
+            }
+            std::fs::write(p, bytes).unwrap();
+        })
+    };
+    flip_blobs();
+    check("flipped", &[]);
+    flip_blobs();
+    check("flipped-stdout", &stdout);
     for_each_file(&cache.join("index"), &mut |p| {
         let len = std::fs::metadata(p).unwrap().len();
         let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
         f.set_len(len / 3).unwrap();
     });
-    let after_index = render(&tmp.path().join("c3"), &src, Some(&cache), &counter, &[]);
-    assert!(
-        describe_difference(&uncached, &after_index).is_none(),
-        "{}",
-        after_index.stderr
-    );
+    check("truncated", &[]);
+    check("truncated-stdout", &stdout);
+    flip_blobs();
+    std::fs::write(
+        src.join("a/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a-cm\ndata:\n  k: edited\n",
+    )
+    .unwrap();
+    check("edited", &[]);
+    check("edited-stdout", &stdout);
 }
 
 #[test]
@@ -309,13 +332,14 @@ fn cache_command_shows_gcs_and_clears() {
         let line = stats.lines().find(|l| l.starts_with("records:")).unwrap();
         line.split_whitespace().nth(1).unwrap().parse().unwrap()
     };
-    // An exact record and a fixed point.
-    assert_eq!(records(&cache_cmd(&["stats"])), 2);
+    // An exact record, a fixed point, and a record per step (3) and per
+    // subtree (3).
+    assert_eq!(records(&cache_cmd(&["stats"])), 8);
     assert!(cache_cmd(&["verify"]).contains("checked"));
     cache_cmd(&["gc", "--max-size", "1"]);
     assert_eq!(records(&cache_cmd(&["stats"])), 0);
     render(&tmp.path().join("c2"), &src, Some(&cache), &counter, &[]);
-    assert_eq!(records(&cache_cmd(&["stats"])), 2);
+    assert_eq!(records(&cache_cmd(&["stats"])), 8);
     cache_cmd(&["clear"]);
     assert_eq!(records(&cache_cmd(&["stats"])), 0);
 }
@@ -418,7 +442,9 @@ fn rendering_dot_is_cached_like_its_path() {
 }
 
 /// Generated trees (the differential suite's, with its exec functions),
-/// cached cold and warm, equal uncached.
+/// cached cold and warm, equal uncached; then, with the step and subtree
+/// records the cold render left, every output mode with `--jobs 1` and 2;
+/// then after one leaf file is edited.
 #[test]
 fn generated_trees_render_the_same_cached() {
     let python = match crate::differential::python_dir() {
@@ -441,29 +467,86 @@ fn generated_trees_render_the_same_cached() {
     for seed in 0..seeds {
         let tmp = tempfile::tempdir().unwrap();
         let src = tmp.path().join("src").join("pkg");
-        crate::differential::write_case(
-            &crate::differential::generate(seed, &fns.to_string_lossy()),
-            &src,
-        );
+        let case = crate::differential::generate(seed, &fns.to_string_lossy());
+        crate::differential::write_case(&case, &src);
         let cache = tmp.path().join("cache").to_string_lossy().to_string();
-        let run = |dir: &str, cached: bool| {
+        let log = tmp.path().join("cache.log").to_string_lossy().to_string();
+        let run = |dir: &str, cached: bool, extra: &[&str]| {
             let work = tmp.path().join(dir);
             let mut env = vec![("PATH", path.as_str())];
             if cached {
                 env.extend([
                     ("KRMGRAPH_NO_CACHE", "0"),
                     ("KRMGRAPH_CACHE_DIR", cache.as_str()),
+                    ("KRMGRAPH_CACHE_LOG", log.as_str()),
                 ]);
             }
-            let args = ["--allow-exec", "--results-dir", "<RESULTS>"];
+            let mut args = vec!["--allow-exec"];
+            args.extend_from_slice(extra);
             let r = render_with_env("krmgraph", &work, &src, &args, &env);
             crate::differential::root_relative(r, &work.join("krmgraph"))
         };
-        let uncached = run("u", false);
+        let in_place = ["--results-dir", "<RESULTS>"];
+        let uncached = run("u", false, &in_place);
         for dir in ["cold", "warm"] {
-            if let Some(d) = describe_difference(&uncached, &run(dir, true)) {
+            if let Some(d) = describe_difference(&uncached, &run(dir, true, &in_place)) {
                 panic!("seed {seed} ({dir}): {d}");
             }
         }
+        for (mode, mode_args) in MODES.iter().filter(|(m, _)| *m != "re-render") {
+            let uncached = run(&format!("u-{mode}"), false, mode_args);
+            for jobs in ["1", "2"] {
+                let mut args = mode_args.to_vec();
+                args.extend(["--jobs", jobs]);
+                let cached = run(&format!("{mode}-j{jobs}"), true, &args);
+                if let Some(d) = describe_difference(&uncached, &cached) {
+                    panic!("seed {seed} ({mode}, --jobs {jobs}): {d}");
+                }
+                // Not the whole-render record (in place only): the steps'
+                // and subtrees' records, and nothing ran.
+                let log = std::fs::read_to_string(&log).unwrap_or_default();
+                if *mode != "in-place" && !case.expect_failure {
+                    assert!(
+                        !log.is_empty() && !log.contains("ran "),
+                        "seed {seed} ({mode}, --jobs {jobs}): a warm render ran steps:\n{log}"
+                    );
+                }
+            }
+        }
+        edit_a_leaf_file(&src);
+        let uncached = run("u-edited", false, &in_place);
+        for jobs in ["1", "2"] {
+            let mut args = in_place.to_vec();
+            args.extend(["--jobs", jobs]);
+            let cached = run(&format!("edited-j{jobs}"), true, &args);
+            if let Some(d) = describe_difference(&uncached, &cached) {
+                panic!("seed {seed} (one leaf file edited, --jobs {jobs}): {d}");
+            }
+        }
     }
+}
+
+/// Appends a comment to the first YAML file of the deepest package under
+/// `root` (its Kptfile when it has none).
+fn edit_a_leaf_file(root: &Path) {
+    let mut packages = Vec::new();
+    for_each_file(root, &mut |p| {
+        if p.file_name().is_some_and(|n| n == "Kptfile") {
+            packages.push(p.parent().unwrap().to_path_buf());
+        }
+    });
+    let leaf = packages
+        .into_iter()
+        .max_by_key(|p| (p.components().count(), p.clone()))
+        .unwrap();
+    let mut yaml: Vec<PathBuf> = std::fs::read_dir(&leaf)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    yaml.sort();
+    let file = yaml.into_iter().next().unwrap_or(leaf.join("Kptfile"));
+    let mut text = std::fs::read(&file).unwrap();
+    text.extend(b"\n# edited\n");
+    std::fs::write(&file, text).unwrap();
 }
