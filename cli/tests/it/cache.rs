@@ -201,6 +201,47 @@ fn verify_catches_a_pipeline_that_is_not_idempotent() {
     );
 }
 
+#[test]
+fn verify_names_a_function_that_is_not_deterministic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src").join("pkg");
+    std::fs::create_dir_all(src.join("sub")).unwrap();
+    // Its output depends on how often it ran before.
+    let counted =
+        r#"sh -c 'n=$(wc -l < \"$COUNTER\"); echo run >> \"$COUNTER\"; sed -e \"s/k: x/k: v$n/\"'"#;
+    for (dir, exec) in [("", "cat"), ("sub/", counted)] {
+        std::fs::write(
+            src.join(format!("{dir}Kptfile")),
+            format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - exec: \"{exec}\"\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            src.join(format!("{dir}cm.yaml")),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: x\n",
+        )
+        .unwrap();
+    }
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    std::fs::write(&counter, "").unwrap();
+    let first = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
+    assert_eq!(first.exit_code, 0, "{}", first.stderr);
+    let verified = render(
+        &tmp.path().join("c2"),
+        &src,
+        Some(&cache),
+        &counter,
+        &["--verify"],
+    );
+    assert_eq!(verified.exit_code, 1, "{}", verified.stderr);
+    assert!(
+        verified.stderr.contains("--verify: function \"sh -c")
+            && verified.stderr.contains("in package \"pkg/sub\""),
+        "{}",
+        verified.stderr
+    );
+}
+
 /// Every blob flipped, then every index file truncated: renders stay
 /// right, in place (whole-render records) and to stdout (step and subtree
 /// records), before and after an edit.

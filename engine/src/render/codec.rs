@@ -18,7 +18,7 @@
 //! Layout (all integers LEB128 varints; `i` signed ones zigzag):
 //!
 //! ```text
-//! blob     := magic count × node | magic log | magic count × string
+//! blob     := magic count × node | magic log
 //! string   := 2n varint, n bytes                (no root inside)
 //!           | 2k+1 varint, k × (len varint, bytes) (pieces joined by the root)
 //! node     := kind u8, style u8, tag, flags u8, [value] [anchor] [head]
@@ -40,8 +40,6 @@ use crate::yaml::Node;
 const NODES_MAGIC: &[u8] = b"krmgraph nodes 1\n";
 /// The first bytes of a log blob (events and results).
 const LOG_MAGIC: &[u8] = b"krmgraph log 1\n";
-/// The first bytes of a list of strings.
-const STRINGS_MAGIC: &[u8] = b"krmgraph strings 1\n";
 
 /// Nesting deeper than this is not encoded (the step is not cached), so
 /// decoding cannot recurse without bound.
@@ -309,13 +307,16 @@ pub fn decode_nodes(bytes: &[u8], root: &Root) -> Option<Vec<Node>> {
 }
 
 /// What a step or subtree reported: its kpt events (cache events are
-/// left out) and the results it recorded for `results.yaml`.
+/// left out) and the results it recorded for `results.yaml`; for a
+/// subtree, also the files its resources came from.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Log {
     /// Progress events, in order.
     pub events: Vec<Event>,
     /// One entry per function run, in order.
     pub results: Vec<FnResult>,
+    /// Root-relative paths of the files resources were read from.
+    pub files: Vec<String>,
 }
 
 /// The encoding of a log; `None` when a node in a result is nested too
@@ -335,29 +336,11 @@ pub fn encode_log(log: &Log, root: &Root) -> Option<Vec<u8>> {
     for r in &log.results {
         e.fn_result(r)?;
     }
-    Some(e.out)
-}
-
-/// The encoding of a list of strings (root-relative paths).
-pub fn encode_strings(strings: &[String]) -> Vec<u8> {
-    let root = Root::default();
-    let mut e = Encoder::new(&root, STRINGS_MAGIC);
-    e.varint(strings.len() as u64);
-    for s in strings {
-        e.string(s);
+    e.varint(log.files.len() as u64);
+    for file in &log.files {
+        e.string(file);
     }
-    e.out
-}
-
-/// The strings `bytes` encode.
-pub fn decode_strings(bytes: &[u8]) -> Option<Vec<String>> {
-    let root = Root::default();
-    let mut d = Decoder::new(bytes, &root, STRINGS_MAGIC)?;
-    let strings = (0..d.count()?)
-        .map(|_| d.string())
-        .collect::<Option<Vec<_>>>()?;
-    d.end()?;
-    Some(strings)
+    Some(e.out)
 }
 
 /// The log `bytes` encode.
@@ -369,8 +352,15 @@ pub fn decode_log(bytes: &[u8], root: &Root) -> Option<Log> {
     let results = (0..d.count()?)
         .map(|_| d.fn_result())
         .collect::<Option<Vec<_>>>()?;
+    let files = (0..d.count()?)
+        .map(|_| d.string())
+        .collect::<Option<Vec<_>>>()?;
     d.end()?;
-    Some(Log { events, results })
+    Some(Log {
+        events,
+        results,
+        files,
+    })
 }
 
 struct Decoder<'a> {
@@ -725,12 +715,19 @@ mod tests {
             results: vec![item],
         }];
         let root = Root::new("/work/a/pkg");
+        let files = vec!["a/b.yaml".to_string()];
         let log = Log {
             events: with_cache,
             results: results.clone(),
+            files: files.clone(),
         };
         let bytes = encode_log(&log, &root).unwrap();
-        assert_eq!(decode_log(&bytes, &root), Some(Log { events, results }));
+        let expected = Log {
+            events,
+            results,
+            files,
+        };
+        assert_eq!(decode_log(&bytes, &root), Some(expected));
     }
 
     #[test]

@@ -102,7 +102,7 @@ impl<'a> Hydrator<'a> {
             self.replay(&hit.log, ctx);
             self.executed += hit.executed;
             self.packages += hit.packages;
-            self.input_files.extend(hit.input_files);
+            self.input_files.extend(hit.log.files);
             return Ok(hit.output);
         }
         let (executed, packages) = (self.executed, self.packages);
@@ -114,10 +114,10 @@ impl<'a> Hydrator<'a> {
             log: Log {
                 events,
                 results: ctx.results[results..].to_vec(),
+                files: self.input_files_under(&pkg.dir),
             },
             executed: self.executed - executed,
             packages: self.packages - packages,
-            input_files: self.input_files_under(&pkg.dir),
         };
         cache.record_subtree(&key, &run);
         self.report_cache_failure(ctx);
@@ -368,10 +368,15 @@ impl<'a> Hydrator<'a> {
     ) -> Result<Vec<Node>, RenderError> {
         let package_dir = pkg.dir.to_string_lossy();
         let config_index = config_resource(&input, &package_dir, f);
-        let uses_selection = !f.selectors.is_empty() || !f.exclusions.is_empty();
-        if uses_selection {
-            set_resource_ids(&mut input);
+        if f.selectors.is_empty() && f.exclusions.is_empty() {
+            // The function sees every resource and its output replaces the
+            // list: hand it the list itself rather than a copy.
+            let config = config_index.map_or(ConfigSource::Runner, ConfigSource::Input);
+            let output = crate::fnruntime::run_in_pipeline(runner, &mut input, config, ctx)?;
+            self.executed += 1;
+            return Ok(output);
         }
+        set_resource_ids(&mut input);
         let selected = select(&input, &f.selectors, &f.exclusions);
         let mut selected_nodes: Vec<Node> = selected.iter().map(|&i| input[i].clone()).collect();
         let config = match config_index {
@@ -383,11 +388,7 @@ impl<'a> Hydrator<'a> {
         };
         let output = crate::fnruntime::run_in_pipeline(runner, &mut selected_nodes, config, ctx)?;
         self.executed += 1;
-        Ok(if uses_selection {
-            merge_with_input(output, &selected, input)
-        } else {
-            output
-        })
+        Ok(merge_with_input(output, &selected, input))
     }
 
     fn run_validators(
@@ -455,6 +456,7 @@ impl<'a> Hydrator<'a> {
         let log = Log {
             events,
             results: ctx.results[results..].to_vec(),
+            files: Vec::new(),
         };
         let blob = cache.record_step(key.as_ref(), output.as_deref(), &log, || step.label());
         self.report_cache_failure(ctx);

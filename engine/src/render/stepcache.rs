@@ -18,9 +18,10 @@
 //! and gave the same output leaves every later key unchanged (early cutoff).
 //!
 //! **Step records.** A successful step records its output resources (a
-//! mutator's) and its log — its progress events and its entry in
-//! `results.yaml` — so a replay reports exactly what the run reported
-//! (durations included). Failures are never recorded.
+//! mutator's, as a blob) and its log — its progress events and its entry in
+//! `results.yaml`, inside the record unless large — so a replay reports
+//! exactly what the run reported (durations included). Failures are never
+//! recorded.
 //!
 //! **Subtree shortcuts** (depth-first only). A package's subtree is keyed
 //! by the relative paths and bytes of every file under it, the identity of
@@ -61,9 +62,14 @@ use crate::yaml::Node;
 /// its record holds, changes.
 const KEY_SCHEMA: &str = "krmgraph step cache v1";
 
+/// Record outputs: a mutator's or subtree's resources, and a log too
+/// large to keep in the record itself.
 const NODES: &str = "nodes";
 const LOG: &str = "log";
-const FILES: &str = "files";
+
+/// Logs up to this size live in the record's meta bytes, not in a blob of
+/// their own: a blob is a file to create, and most logs are a few events.
+const INLINE_LOG: usize = 32 << 10;
 
 /// The cache a render uses (`RenderOptions::cache`).
 #[derive(Clone)]
@@ -130,28 +136,24 @@ pub(super) struct StepHit {
 pub(super) struct SubtreeHit {
     /// Its rendered resources.
     pub output: Resources,
-    /// What it reported.
+    /// What it reported, and the files its resources came from.
     pub log: Log,
     /// Functions it ran.
     pub executed: usize,
     /// Packages it rendered.
     pub packages: usize,
-    /// Root-relative paths of the files its resources came from.
-    pub input_files: Vec<String>,
 }
 
 /// What a successful subtree render gives to record.
 pub(super) struct SubtreeRun<'r> {
     /// Its rendered resources.
     pub output: &'r Resources,
-    /// What it reported.
+    /// What it reported, and the files its resources came from.
     pub log: Log,
     /// Functions it ran.
     pub executed: usize,
     /// Packages it rendered.
     pub packages: usize,
-    /// Root-relative paths of the files its resources came from.
-    pub input_files: Vec<String>,
 }
 
 /// Values computed once per render (`None`: none could be).
@@ -321,22 +323,54 @@ impl<'a> StepCache<'a> {
     /// The record of step `key`, if the store has a usable one (never with
     /// `verify`).
     pub fn lookup_step(&self, key: &Digest, role: Role) -> Option<StepHit> {
-        if self.verify || !self.enabled() {
-            return None;
-        }
-        let hit = self.on(self.store.lookup(key))??;
+        let hit = self.lookup(key)?;
         let decoded = (|| {
-            let log = codec::decode_log(output(&hit, LOG)?.1, &self.root)?;
             let output = match role {
                 Role::Validator => None,
                 Role::Mutator => Some(self.resources(output(&hit, NODES)?)?),
             };
+            let log = self.log(&hit, &hit.record.meta)?;
             Some(StepHit { output, log })
         })();
+        self.discard_unless(key, decoded)
+    }
+
+    /// A verified record and its blobs, unless verifying or turned off.
+    fn lookup(&self, key: &Digest) -> Option<krmgraph_cache::Hit> {
+        if self.verify || !self.enabled() {
+            return None;
+        }
+        self.on(self.store.lookup(key))?
+    }
+
+    /// `decoded`, or `None` with the record of `key` removed.
+    fn discard_unless<T>(&self, key: &Digest, decoded: Option<T>) -> Option<T> {
         if decoded.is_none() {
             self.on(self.store.remove_step(key));
         }
         decoded
+    }
+
+    /// The log a record keeps in `meta` (`0` then the log) or in its `log`
+    /// blob (`1`).
+    fn log(&self, hit: &krmgraph_cache::Hit, meta: &[u8]) -> Option<Log> {
+        let bytes = match meta.split_first()? {
+            (0, inline) => inline,
+            (1, []) => output(hit, LOG)?.1,
+            _ => return None,
+        };
+        codec::decode_log(bytes, &self.root)
+    }
+
+    /// Where a record keeps `log`: the meta bytes (and no blob) when small.
+    fn place_log(&self, log: &Log) -> Option<(Vec<u8>, Option<BlobRef>)> {
+        let bytes = codec::encode_log(log, &self.root)?;
+        if bytes.len() <= INLINE_LOG {
+            let mut meta = vec![0];
+            meta.extend(bytes);
+            return Some((meta, None));
+        }
+        Some((vec![1], Some(self.blob_ref(LOG, &bytes)?)))
     }
 
     fn resources(&self, (blob, bytes): (&BlobRef, &[u8])) -> Option<Resources> {
@@ -368,23 +402,22 @@ impl<'a> StepCache<'a> {
             size: bytes.len() as u64,
             stored: false,
         });
-        let (Some(key), Some(log)) = (key, codec::encode_log(log, &self.root)) else {
+        let Some(key) = key.filter(|_| self.enabled()) else {
             return blob;
         };
-        if !self.enabled() {
-            return blob;
-        }
         if self.verify {
             self.compare(key, blob.as_ref(), label);
         }
-        let mut outputs: Vec<(&str, &[u8])> = vec![(LOG, &log)];
-        if let Some(bytes) = &nodes {
-            outputs.push((NODES, bytes));
-        }
-        if self.on(self.store.record(key, &outputs, b"")).is_some() {
-            if let Some(b) = &mut blob {
-                b.stored = true;
+        let recorded = (|| {
+            let (meta, log_blob) = self.place_log(log)?;
+            let mut outputs: Vec<BlobRef> = log_blob.into_iter().collect();
+            if let Some(bytes) = &nodes {
+                outputs.push(self.blob_ref(NODES, bytes)?);
             }
+            self.on(self.store.put_step(key, &StepRecord::new(outputs, meta)))
+        })();
+        if let (Some(()), Some(b)) = (recorded, &mut blob) {
+            b.stored = true;
         }
         blob
     }
@@ -465,35 +498,28 @@ impl<'a> StepCache<'a> {
     /// The record of subtree `key`, if the store has a usable one (never
     /// with `verify`).
     pub fn lookup_subtree(&self, key: &Digest) -> Option<SubtreeHit> {
-        if self.verify || !self.enabled() {
-            return None;
-        }
-        let hit = self.on(self.store.lookup(key))??;
+        let hit = self.lookup(key)?;
         let decoded = (|| {
-            let meta: [u8; 16] = hit.record.meta.as_slice().try_into().ok()?;
-            let count = |range: std::ops::Range<usize>| {
-                usize::try_from(u64::from_le_bytes(meta[range].try_into().ok()?)).ok()
-            };
+            let (counts, meta) = hit.record.meta.split_at_checked(16)?;
+            let count =
+                |bytes: &[u8]| usize::try_from(u64::from_le_bytes(bytes.try_into().ok()?)).ok();
             Some(SubtreeHit {
                 output: self.resources(output(&hit, NODES)?)?,
-                log: codec::decode_log(output(&hit, LOG)?.1, &self.root)?,
-                executed: count(0..8)?,
-                packages: count(8..16)?,
-                input_files: codec::decode_strings(output(&hit, FILES)?.1)?,
+                log: self.log(&hit, meta)?,
+                executed: count(&counts[..8])?,
+                packages: count(&counts[8..])?,
             })
         })();
-        if decoded.is_none() {
-            self.on(self.store.remove_step(key));
-        }
-        decoded
+        self.discard_unless(key, decoded)
     }
 
-    /// Records a successful subtree render.
+    /// Records a successful subtree render: its resources (usually the
+    /// blob its last step recorded), log, files and counts.
     pub fn record_subtree(&self, key: &Digest, run: &SubtreeRun) {
         if !self.enabled() {
             return;
         }
-        let recorded = (|| {
+        let record = (|| {
             let nodes = match run.output.blob {
                 Some(blob) if blob.stored => BlobRef {
                     name: NODES.into(),
@@ -505,14 +531,17 @@ impl<'a> StepCache<'a> {
                     self.blob_ref(NODES, &bytes)?
                 }
             };
-            let log = self.blob_ref(LOG, &codec::encode_log(&run.log, &self.root)?)?;
-            let files = self.blob_ref(FILES, &codec::encode_strings(&run.input_files))?;
+            let (log_meta, log_blob) = self.place_log(&run.log)?;
             let mut meta = (run.executed as u64).to_le_bytes().to_vec();
             meta.extend((run.packages as u64).to_le_bytes());
-            let record = StepRecord::new(vec![nodes, log, files], meta);
-            self.on(self.store.put_step(key, &record))
+            meta.extend(log_meta);
+            let mut outputs = vec![nodes];
+            outputs.extend(log_blob);
+            Some(StepRecord::new(outputs, meta))
         })();
-        let _ = recorded;
+        if let Some(record) = record {
+            self.on(self.store.put_step(key, &record));
+        }
     }
 
     fn blob_ref(&self, name: &str, bytes: &[u8]) -> Option<BlobRef> {
