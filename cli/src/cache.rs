@@ -289,14 +289,19 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
             }
         },
     };
-    let g = match graph::build(&pkg, effective, &options.runner) {
+    let store = SledStore::open_default(args.cache_dir.as_deref()).map(Arc::new);
+    let dyn_store = store.as_ref().ok().map(|s| s.clone() as Arc<dyn Store>);
+    let g = match graph::build(&pkg, effective, &options.runner, dyn_store) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("Error: {e} ");
             return std::process::ExitCode::from(1);
         }
     };
-    let state = cache_state(&pkg, &options, args.cache_dir.as_deref());
+    let state = match &store {
+        Ok(store) => cache_state(&pkg, &options, store),
+        Err(e) => format!("unavailable ({e})"),
+    };
     let text = match args.format {
         crate::args::GraphFormat::Text => graph::to_text(&g, &state),
         crate::args::GraphFormat::Dot => graph::to_dot(&g),
@@ -307,11 +312,7 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
 }
 
 /// Whether the cache holds a render of this tree, without touching it.
-fn cache_state(pkg: &Path, options: &RenderOptions, cache_dir: Option<&Path>) -> String {
-    let store = match SledStore::open_default(cache_dir) {
-        Ok(store) => store,
-        Err(e) => return format!("unavailable ({e})"),
-    };
+fn cache_state(pkg: &Path, options: &RenderOptions, store: &SledStore) -> String {
     let key = Snapshot::read(pkg)
         .ok()
         .and_then(|s| shortcut::render_key(&s, pkg, options));
@@ -319,7 +320,7 @@ fn cache_state(pkg: &Path, options: &RenderOptions, cache_dir: Option<&Path>) ->
         return "not cacheable".into();
     };
     let short = key.short_hex(12);
-    match shortcut::state(&store, &key) {
+    match shortcut::state(store, &key) {
         Ok(Some(shortcut::Recorded::Exact)) => {
             format!("hit: a render of this tree is recorded ({short})")
         }

@@ -406,6 +406,7 @@ fn graph_shows_steps_keys_and_cache_state() {
     };
     let text = graph("text");
     assert!(text.starts_with("render cache: miss"), "{text}");
+    assert!(!text.contains("(recorded"), "{text}");
     let lines: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(lines.len(), 6, "{text}");
     assert!(
@@ -426,6 +427,9 @@ fn graph_shows_steps_keys_and_cache_state() {
         json.contains("\"cache\": \"hit: a render of this tree is recorded"),
         "{json}"
     );
+    // ... and so is each of its subtrees.
+    assert_eq!(json.matches("\"recorded\": true").count(), 3, "{json}");
+    assert!(graph("text").contains("package pkg/a  <- #0  (recorded: a render replays it)"));
 }
 
 #[test]
