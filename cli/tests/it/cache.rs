@@ -165,6 +165,23 @@ fn a_rendered_tree_is_a_fixed_point() {
     assert!(runs(&counter) > before);
 }
 
+/// Renders `src` with a cache in `<tmp>/cache` (under `<tmp>/c1`), then
+/// renders `verify(<tmp>/c1)` with `--verify` and the same cache.
+fn render_then_verify(tmp: &Path, src: &Path, verify: impl Fn(&Path) -> PathBuf) -> Rendered {
+    let cache = tmp.join("cache");
+    let counter = tmp.join("counter");
+    let first = render(&tmp.join("c1"), src, Some(&cache), &counter, &[]);
+    assert_eq!(first.exit_code, 0, "{}", first.stderr);
+    let target = verify(&tmp.join("c1"));
+    render(
+        &tmp.join("c2"),
+        &target,
+        Some(&cache),
+        &counter,
+        &["--verify"],
+    )
+}
+
 #[test]
 fn verify_catches_a_pipeline_that_is_not_idempotent() {
     let tmp = tempfile::tempdir().unwrap();
@@ -181,18 +198,8 @@ fn verify_catches_a_pipeline_that_is_not_idempotent() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v\n",
     )
     .unwrap();
-    let cache = tmp.path().join("cache");
-    let counter = tmp.path().join("counter");
-    let first = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
-    assert_eq!(first.exit_code, 0, "{}", first.stderr);
-    let rendered = tmp.path().join("c1/krmgraph/pkg");
-    let verified = render(
-        &tmp.path().join("c2"),
-        &rendered,
-        Some(&cache),
-        &counter,
-        &["--verify"],
-    );
+    // Rendering the rendered tree is verified.
+    let verified = render_then_verify(tmp.path(), &src, |first| first.join("krmgraph/pkg"));
     assert_eq!(verified.exit_code, 1, "{}", verified.stderr);
     assert!(
         verified.stderr.contains("--verify") && verified.stderr.contains("cm.yaml"),
@@ -221,18 +228,9 @@ fn verify_names_a_function_that_is_not_deterministic() {
         )
         .unwrap();
     }
-    let cache = tmp.path().join("cache");
-    let counter = tmp.path().join("counter");
-    std::fs::write(&counter, "").unwrap();
-    let first = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
-    assert_eq!(first.exit_code, 0, "{}", first.stderr);
-    let verified = render(
-        &tmp.path().join("c2"),
-        &src,
-        Some(&cache),
-        &counter,
-        &["--verify"],
-    );
+    std::fs::write(tmp.path().join("counter"), "").unwrap();
+    // The same tree is verified.
+    let verified = render_then_verify(tmp.path(), &src, |_| src.clone());
     assert_eq!(verified.exit_code, 1, "{}", verified.stderr);
     assert!(
         verified.stderr.contains("--verify: function \"sh -c")
