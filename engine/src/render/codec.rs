@@ -164,46 +164,47 @@ impl<'r> Encoder<'r> {
         Some(())
     }
 
-    fn option_node(&mut self, node: Option<&Node>) -> Option<()> {
-        match node {
-            None => self.out.push(0),
-            Some(n) => {
+    /// A flag byte, then (if there is a value) what `write` writes.
+    fn maybe<T>(
+        &mut self,
+        value: Option<&T>,
+        write: impl FnOnce(&mut Self, &T) -> Option<()>,
+    ) -> Option<()> {
+        match value {
+            None => {
+                self.out.push(0);
+                Some(())
+            }
+            Some(v) => {
                 self.out.push(1);
-                self.node(n, 0)?;
+                write(self, v)
             }
         }
-        Some(())
+    }
+
+    fn option_node(&mut self, node: Option<&Node>) -> Option<()> {
+        self.maybe(node, |e, n| e.node(n, 0))
     }
 
     fn result_item(&mut self, item: &ResultItem) -> Option<()> {
         self.string(&item.message);
         self.string(&item.severity);
-        match &item.resource_ref {
-            None => self.out.push(0),
-            Some(r) => {
-                self.out.push(1);
-                for s in [&r.api_version, &r.kind, &r.name, &r.namespace] {
-                    self.string(s);
-                }
+        self.maybe(item.resource_ref.as_ref(), |e, r| {
+            for s in [&r.api_version, &r.kind, &r.name, &r.namespace] {
+                e.string(s);
             }
-        }
-        match &item.field {
-            None => self.out.push(0),
-            Some(f) => {
-                self.out.push(1);
-                self.string(&f.path);
-                self.option_node(f.current_value.as_ref())?;
-                self.option_node(f.proposed_value.as_ref())?;
-            }
-        }
-        match &item.file {
-            None => self.out.push(0),
-            Some(f) => {
-                self.out.push(1);
-                self.string(&f.path);
-                self.signed(f.index);
-            }
-        }
+            Some(())
+        })?;
+        self.maybe(item.field.as_ref(), |e, f| {
+            e.string(&f.path);
+            e.option_node(f.current_value.as_ref())?;
+            e.option_node(f.proposed_value.as_ref())
+        })?;
+        self.maybe(item.file.as_ref(), |e, f| {
+            e.string(&f.path);
+            e.signed(f.index);
+            Some(())
+        })?;
         self.varint(item.tags.len() as u64);
         for (k, v) in &item.tags {
             self.string(k);
@@ -257,14 +258,11 @@ impl<'r> Encoder<'r> {
                 self.string(name);
                 self.duration(duration);
                 self.result_items(results)?;
-                match exit {
-                    None => self.out.push(0),
-                    Some((stderr, code)) => {
-                        self.out.push(1);
-                        self.string(stderr);
-                        self.signed(i64::from(*code));
-                    }
-                }
+                self.maybe(exit.as_ref(), |e, (stderr, code)| {
+                    e.string(stderr);
+                    e.signed(i64::from(*code));
+                    Some(())
+                })?;
             }
             Event::Warning(message) => {
                 self.out.push(5);
@@ -485,52 +483,43 @@ impl<'a> Decoder<'a> {
         })
     }
 
-    fn option_node(&mut self) -> Option<Option<Node>> {
+    /// A flag byte, then (if set) what `read` reads.
+    fn maybe<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
         match self.byte()? {
             0 => Some(None),
-            1 => Some(Some(self.node(0)?)),
+            1 => Some(Some(read(self)?)),
             _ => None,
         }
     }
 
-    fn flag(&mut self) -> Option<bool> {
-        match self.byte()? {
-            0 => Some(false),
-            1 => Some(true),
-            _ => None,
-        }
+    fn option_node(&mut self) -> Option<Option<Node>> {
+        self.maybe(|d| d.node(0))
     }
 
     fn result_item(&mut self) -> Option<ResultItem> {
         let message = self.string()?;
         let severity = self.string()?;
-        let resource_ref = if self.flag()? {
+        let resource_ref = self.maybe(|d| {
             Some(ResourceRef {
-                api_version: self.string()?,
-                kind: self.string()?,
-                name: self.string()?,
-                namespace: self.string()?,
+                api_version: d.string()?,
+                kind: d.string()?,
+                name: d.string()?,
+                namespace: d.string()?,
             })
-        } else {
-            None
-        };
-        let field = if self.flag()? {
+        })?;
+        let field = self.maybe(|d| {
             Some(Field {
-                path: self.string()?,
-                current_value: self.option_node()?,
-                proposed_value: self.option_node()?,
+                path: d.string()?,
+                current_value: d.option_node()?,
+                proposed_value: d.option_node()?,
             })
-        } else {
-            None
-        };
-        let file = if self.flag()? {
+        })?;
+        let file = self.maybe(|d| {
             Some(File {
-                path: self.string()?,
-                index: self.signed()?,
+                path: d.string()?,
+                index: d.signed()?,
             })
-        } else {
-            None
-        };
+        })?;
         let tags = (0..self.count()?)
             .map(|_| Some((self.string()?, self.string()?)))
             .collect::<Option<Vec<_>>>()?;
@@ -575,11 +564,7 @@ impl<'a> Decoder<'a> {
                 name: self.string()?,
                 duration: self.duration()?,
                 results: self.result_items()?,
-                exit: if self.flag()? {
-                    Some((self.string()?, i32::try_from(self.signed()?).ok()?))
-                } else {
-                    None
-                },
+                exit: self.maybe(|d| Some((d.string()?, i32::try_from(d.signed()?).ok()?)))?,
             },
             5 => Event::Warning(self.string()?),
             _ => return None,
