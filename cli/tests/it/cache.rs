@@ -536,36 +536,33 @@ fn generated_trees_render_the_same_cached() {
                 panic!("seed {seed} ({dir}): {d}");
             }
         }
-        for (mode, mode_args) in MODES.iter().filter(|(m, _)| *m != "re-render") {
-            let uncached = run(&format!("u-{mode}"), false, mode_args);
+        // Cached with --jobs 1 and 2 equals `uncached`; `replays_only`: and
+        // ran nothing (the step and subtree records; the whole-render
+        // record is for in place only).
+        let compare_jobs = |label: &str, uncached: &Rendered, base: &[&str], replays_only: bool| {
             for jobs in ["1", "2"] {
-                let mut args = mode_args.to_vec();
+                let mut args = base.to_vec();
                 args.extend(["--jobs", jobs]);
-                let cached = run(&format!("{mode}-j{jobs}"), true, &args);
-                if let Some(d) = describe_difference(&uncached, &cached) {
-                    panic!("seed {seed} ({mode}, --jobs {jobs}): {d}");
+                let cached = run(&format!("{label}-j{jobs}"), true, &args);
+                if let Some(d) = describe_difference(uncached, &cached) {
+                    panic!("seed {seed} ({label}, --jobs {jobs}): {d}");
                 }
-                // Not the whole-render record (in place only): the steps'
-                // and subtrees' records, and nothing ran.
                 let log = std::fs::read_to_string(&log).unwrap_or_default();
-                if *mode != "in-place" && !case.expect_failure {
+                if replays_only && !case.expect_failure {
                     assert!(
                         !log.is_empty() && !log.contains("ran "),
-                        "seed {seed} ({mode}, --jobs {jobs}): a warm render ran steps:\n{log}"
+                        "seed {seed} ({label}, --jobs {jobs}): a warm render ran steps:\n{log}"
                     );
                 }
             }
+        };
+        for (mode, mode_args) in MODES.iter().filter(|(m, _)| *m != "re-render") {
+            let uncached = run(&format!("u-{mode}"), false, mode_args);
+            compare_jobs(mode, &uncached, mode_args, *mode != "in-place");
         }
         edit_a_leaf_file(&src);
         let uncached = run("u-edited", false, &in_place);
-        for jobs in ["1", "2"] {
-            let mut args = in_place.to_vec();
-            args.extend(["--jobs", jobs]);
-            let cached = run(&format!("edited-j{jobs}"), true, &args);
-            if let Some(d) = describe_difference(&uncached, &cached) {
-                panic!("seed {seed} (one leaf file edited, --jobs {jobs}): {d}");
-            }
-        }
+        compare_jobs("one leaf file edited", &uncached, &in_place, false);
     }
 }
 
