@@ -92,7 +92,8 @@ impl<'a> Hydrator<'a> {
             return self.hydrate_fresh(pkg, ctx);
         };
         let Some(key) = cache.subtree_key(pkg) else {
-            return self.hydrate_fresh(pkg, ctx);
+            let rendered = self.hydrate_fresh(pkg, ctx)?;
+            return Ok(digested(cache, rendered));
         };
         if let Some(hit) = cache.lookup_subtree(&key) {
             ctx.reporter
@@ -119,9 +120,13 @@ impl<'a> Hydrator<'a> {
             executed: self.executed - executed,
             packages: self.packages - packages,
         };
-        cache.record_subtree(&key, &run);
+        let stored = cache.record_subtree(&key, &run);
         self.report_cache_failure(ctx);
-        Ok(rendered)
+        let rendered = Resources {
+            blob: stored.or(rendered.blob),
+            ..rendered
+        };
+        Ok(digested(cache, rendered))
     }
 
     /// Renders `pkg`'s subpackages, then its own pipeline.
@@ -461,6 +466,18 @@ impl<'a> Hydrator<'a> {
         let blob = cache.record_step(key.as_ref(), output.as_deref(), &log, || step.label());
         self.report_cache_failure(ctx);
         Ok((output, blob))
+    }
+}
+
+/// `resources` with the digest their parent's step keys need (a package
+/// without mutators passes its input on undigested).
+fn digested(cache: &StepCache, resources: Resources) -> Resources {
+    match resources.blob {
+        Some(_) => resources,
+        None => Resources {
+            blob: cache.digest_of(&resources.nodes),
+            ..resources
+        },
     }
 }
 

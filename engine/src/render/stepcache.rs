@@ -514,10 +514,11 @@ impl<'a> StepCache<'a> {
     }
 
     /// Records a successful subtree render: its resources (usually the
-    /// blob its last step recorded), log, files and counts.
-    pub fn record_subtree(&self, key: &Digest, run: &SubtreeRun) {
+    /// blob its last step recorded), log, files and counts. Returns the
+    /// blob of its resources when they are stored.
+    pub fn record_subtree(&self, key: &Digest, run: &SubtreeRun) -> Option<Blob> {
         if !self.enabled() {
-            return;
+            return None;
         }
         let record = (|| {
             let nodes = match run.output.blob {
@@ -535,13 +536,18 @@ impl<'a> StepCache<'a> {
             let mut meta = (run.executed as u64).to_le_bytes().to_vec();
             meta.extend((run.packages as u64).to_le_bytes());
             meta.extend(log_meta);
+            let blob = Blob {
+                digest: nodes.digest,
+                size: nodes.size,
+                stored: true,
+            };
             let mut outputs = vec![nodes];
             outputs.extend(log_blob);
-            Some(StepRecord::new(outputs, meta))
+            Some((StepRecord::new(outputs, meta), blob))
         })();
-        if let Some(record) = record {
-            self.on(self.store.put_step(key, &record));
-        }
+        let (record, blob) = record?;
+        self.on(self.store.put_step(key, &record))?;
+        Some(blob)
     }
 
     fn blob_ref(&self, name: &str, bytes: &[u8]) -> Option<BlobRef> {
@@ -659,6 +665,59 @@ fn link_stays_inside(local: &str, target: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The same tree at two paths: equal subtree keys, equal input digests
+    /// and step keys; a changed byte changes them.
+    #[test]
+    fn keys_do_not_depend_on_the_checkout_location() {
+        let tmp = tempfile::tempdir().unwrap();
+        let write = |root: &Path, value: &str| {
+            std::fs::create_dir_all(root.join("sub")).unwrap();
+            std::fs::write(
+                root.join("Kptfile"),
+                "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - image: gcr.io/kpt-fn/set-labels:v0.1.4\n      configMap:\n        app: x\n",
+            )
+            .unwrap();
+            std::fs::write(
+                root.join("sub/cm.yaml"),
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: {value}\n"
+                ),
+            )
+            .unwrap();
+        };
+        let keys = |root: &Path| {
+            let runner = RunnerOptions::default();
+            let cache = RenderCache {
+                store: Arc::new(krmgraph_cache::MemoryStore::new()),
+                snapshot: None,
+                verify: false,
+            };
+            let steps = StepCache::new(&cache, root, &runner, true);
+            let pkg = Package::load(root, root.parent().unwrap()).unwrap();
+            let local = crate::kyaml::pkgio::LocalPackageReader::kpt(root, &root.to_string_lossy())
+                .read()
+                .unwrap();
+            let f = &pkg.kptfile.pipeline.mutators[0];
+            let function = FunctionRunner::new(f, root, &runner).unwrap();
+            let input = steps.digest_of(&local).unwrap().digest();
+            let step = steps.step_key(Role::Mutator, f, &function, &input).unwrap();
+            (steps.subtree_key(&pkg).unwrap(), input, step)
+        };
+        let (a, b, c) = (
+            tmp.path().join("one/pkg"),
+            tmp.path().join("elsewhere/two/pkg"),
+            tmp.path().join("three/pkg"),
+        );
+        write(&a, "v");
+        write(&b, "v");
+        write(&c, "w");
+        let (at_a, at_b, at_c) = (keys(&a), keys(&b), keys(&c));
+        assert_eq!(at_a, at_b);
+        assert_ne!(at_a.0, at_c.0);
+        assert_ne!(at_a.1, at_c.1);
+        assert_ne!(at_a.2, at_c.2);
+    }
 
     #[test]
     fn links_inside_and_outside() {
