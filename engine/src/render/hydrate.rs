@@ -318,7 +318,12 @@ impl<'a> Hydrator<'a> {
         }
         validate_config_paths(pkg)?;
         let (output, blob) = self.run_mutators(pkg, input, digest, ctx)?;
-        let digest = blob.map(|b| b.digest()).or(digest);
+        // Validators see the mutators' output: without mutators, the input.
+        let digest = if pipeline.mutators.is_empty() {
+            digest
+        } else {
+            blob.map(|b| b.digest())
+        };
         self.run_validators(pkg, &output, digest, ctx)?;
         ctx.reporter.report(&Event::PackageFinished);
         Ok(Resources {
