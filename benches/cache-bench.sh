@@ -8,7 +8,8 @@
 #             after the cold render: that render rewrote every file, so no
 #             subtree or step input matches a record yet
 #   one edit  the same again (another value in the same leaf): the steady
-#             state, where the tree was left by a render the cache saw
+#             state, where the tree was left by a render the cache saw;
+#             best of three
 # with wall time and peak memory (/usr/bin/time).
 #
 # Usage: benches/cache-bench.sh [--builtins] [--no-kpt] [fanout depth resources]
@@ -68,9 +69,14 @@ leaf=$(find "$work/krmgraph" -name Kptfile -printf '%d %h\n' | sort -n | tail -1
 file=$(find "$leaf" -maxdepth 1 -name '*.yaml' | sort | head -1)
 sed -i '0,/replicas: [0-9]*/s//replicas: 7/' "$file"
 measure krmgraph-first-edit "$krmgraph" render "$work/krmgraph" --allow-exec
-sed -i '0,/replicas: [0-9]*/s//replicas: 8/' "$file"
-KRMGRAPH_CACHE_LOG="$work/one-edit.log" measure krmgraph-one-edit "$krmgraph" render "$work/krmgraph" --allow-exec
-echo "one edit: $(grep -c '^ran ' "$work/one-edit.log") step(s) run, $(grep -c '^replayed [^s]' "$work/one-edit.log") replayed, $(grep -c '^replayed subtree' "$work/one-edit.log") subtree(s) replayed whole"
+# The steady state, three times (8, 9, 10 replicas); the best counts.
+for n in 8 9 10; do
+  sed -i "0,/replicas: [0-9]*/s//replicas: $n/" "$file"
+  KRMGRAPH_CACHE_LOG="$work/one-edit.log" measure krmgraph-one-edit-$n "$krmgraph" render "$work/krmgraph" --allow-exec
+done
+best=$(for n in 8 9 10; do cut -d' ' -f1 "$work/krmgraph-one-edit-$n.time"; done | sort -n | head -1)
+echo "$best 0" >"$work/krmgraph-one-edit.time"
+echo "one edit: $(grep -c '^ran ' "$work/one-edit.log") step(s) run, $(grep -c '^replayed [^s]' "$work/one-edit.log") replayed, $(grep -c '^replayed subtree' "$work/one-edit.log") subtree(s) replayed whole; best of 3: $best s"
 
 hash_s=$(sed -E 's/.* in ([0-9.]+) s.*/\1/' "$work/hash.txt")
 printf 'no-op render %.2f s, read+hash %.4f s: %.1fx\n' "$(secs krmgraph-no-op)" "$hash_s" "$(echo "$(secs krmgraph-no-op)/($hash_s+0.0001)" | bc -l)"
