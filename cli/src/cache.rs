@@ -20,24 +20,53 @@ pub struct Cached {
     key: Digest,
 }
 
-/// Opens the cache store; `None`, with one warning, when it cannot be used
-/// (the render then runs uncached).
-pub fn open(cache_dir: Option<&Path>) -> Option<Arc<SledStore>> {
-    match SledStore::open_default(cache_dir) {
-        Ok(store) => Some(Arc::new(store)),
+/// The tree a render reads, and (in place) its whole-render key.
+pub struct Tree {
+    /// Every file under the root.
+    pub snapshot: Arc<Snapshot>,
+    /// `shortcut::render_key` of the snapshot, if the render has one.
+    pub key: Option<Digest>,
+}
+
+/// Opens the cache store — `None`, with one warning, when it cannot be
+/// used (the render then runs uncached) — and meanwhile, on another thread,
+/// reads the tree at `root` and computes its whole-render key (opening the
+/// store and reading a small tree take about as long).
+pub fn open_reading(
+    cache_dir: Option<&Path>,
+    root: &Path,
+    options: &RenderOptions,
+) -> (Option<Arc<SledStore>>, Option<Tree>) {
+    let (store, tree) = std::thread::scope(|s| {
+        let reading = s.spawn(|| {
+            let snapshot = Snapshot::read(root).ok()?;
+            let key = shortcut::render_key(&snapshot, root, options);
+            Some(Tree {
+                snapshot: Arc::new(snapshot),
+                key,
+            })
+        });
+        let store = SledStore::open_default(cache_dir);
+        (store, reading.join().ok().flatten())
+    });
+    match store {
+        Ok(store) => (Some(Arc::new(store)), tree),
         Err(e) => {
             eprintln!("[WARN] krmgraph: rendering without the cache: {e}");
-            None
+            (None, None)
         }
     }
 }
 
-/// The step cache of a render using `store`: the tree as the render cache
-/// read it, if it did.
-pub fn step_cache(store: &Arc<SledStore>, cached: Option<&Cached>, verify: bool) -> RenderCache {
+/// The step cache of a render using `store` and the tree as read before it.
+pub fn step_cache(
+    store: &Arc<SledStore>,
+    snapshot: Option<Arc<Snapshot>>,
+    verify: bool,
+) -> RenderCache {
     RenderCache {
         store: store.clone(),
-        snapshot: cached.map(|c| c.before.clone()),
+        snapshot,
         verify,
     }
 }
@@ -52,18 +81,21 @@ pub enum Lookup {
     Failed,
 }
 
-/// Keys the tree at `pkg` and replays what `store` holds for it. `verify`
-/// never replays.
-pub fn lookup(pkg: &Path, options: &RenderOptions, store: &Arc<SledStore>, verify: bool) -> Lookup {
-    let Ok(before) = Snapshot::read(pkg) else {
-        return Lookup::Miss(None);
-    };
-    let Some(key) = shortcut::render_key(&before, pkg, options) else {
+/// Replays what `store` holds for the tree at `pkg` (as read, with its
+/// key). `verify` never replays.
+pub fn lookup(
+    pkg: &Path,
+    options: &RenderOptions,
+    store: &Arc<SledStore>,
+    tree: &Tree,
+    verify: bool,
+) -> Lookup {
+    let Some(key) = tree.key else {
         return Lookup::Miss(None);
     };
     let cached = Cached {
         store: store.clone(),
-        before: Arc::new(before),
+        before: tree.snapshot.clone(),
         key,
     };
     if verify {

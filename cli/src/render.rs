@@ -287,16 +287,16 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
         }),
         cache: None,
     };
-    let store = if args.no_cache {
-        None
-    } else {
-        crate::cache::open(args.cache_dir.as_deref())
-    };
     // Keys use the root's directory name, which `.` does not show.
     let root = krmgraph_engine::render::absolute(&pkg);
-    let cached = match &store {
-        Some(store) if output == Output::InPlace => {
-            match crate::cache::lookup(&root, &options, store, args.verify) {
+    let (store, tree) = if args.no_cache {
+        (None, None)
+    } else {
+        crate::cache::open_reading(args.cache_dir.as_deref(), &root, &options)
+    };
+    let cached = match (&store, &tree) {
+        (Some(store), Some(tree)) if output == Output::InPlace => {
+            match crate::cache::lookup(&root, &options, store, tree, args.verify) {
                 crate::cache::Lookup::Done => {
                     summary(&format!(
                         "rendered from the cache in {:.2?}",
@@ -312,7 +312,7 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
     };
     options.cache = store
         .as_ref()
-        .map(|s| crate::cache::step_cache(s, cached.as_ref(), args.verify));
+        .map(|s| crate::cache::step_cache(s, tree.map(|t| t.snapshot), args.verify));
     let mut reporter = StderrReporter::new(args.truncate_output).with_progress(&pkg);
     reporter.captured = cached.as_ref().map(|_| Vec::new());
     let rendered = render(&pkg, &options, &mut reporter);

@@ -51,10 +51,10 @@ use krmgraph_cache::{Digest, Output as BlobRef, StepRecord, Store};
 use rayon::prelude::*;
 
 use super::codec::{self, Log, Root};
-use super::shortcut::{function_identities, function_identity, Entry, Hasher, Snapshot};
+use super::shortcut::{function_identities, is_kptfile, Entry, Hasher, Identities, Snapshot};
 use crate::fnruntime::{FunctionRunner, RunnerOptions};
 use crate::kptfile::validate::clean_path;
-use crate::kptfile::{Function, Selector, KPTFILE_NAME};
+use crate::kptfile::{Function, Selector};
 use crate::package::Package;
 use crate::yaml::Node;
 
@@ -156,9 +156,6 @@ pub(super) struct SubtreeRun<'r> {
     pub packages: usize,
 }
 
-/// Values computed once per render (`None`: none could be).
-type Memo<K, V> = Mutex<HashMap<K, Option<V>>>;
-
 /// A file of the tree, as subtree keys see it.
 enum FileKey {
     Bytes(Digest),
@@ -170,7 +167,6 @@ pub(super) struct StepCache<'a> {
     store: &'a dyn Store,
     root: Root,
     root_dir: PathBuf,
-    runner: &'a RunnerOptions,
     verify: bool,
     /// Schema, version and flags: the start of every key.
     base: Digest,
@@ -179,10 +175,10 @@ pub(super) struct StepCache<'a> {
     files: Option<BTreeMap<String, FileKey>>,
     snapshot: Option<Arc<Snapshot>>,
     subtrees: bool,
-    /// Function identities by (exec, image), once per render.
-    identities: Memo<(String, String), Vec<u8>>,
+    /// Function identities, each computed once.
+    identities: Identities<'a>,
     /// The identities of each Kptfile's functions, by path.
-    kptfiles: Memo<String, Vec<Vec<u8>>>,
+    kptfiles: Mutex<HashMap<String, Option<Vec<Vec<u8>>>>>,
     disabled: AtomicBool,
     failure: Mutex<Option<String>>,
     mismatch: Mutex<Option<String>>,
@@ -206,13 +202,12 @@ impl<'a> StepCache<'a> {
             store: cache.store.as_ref(),
             root: Root::new(&root_dir.to_string_lossy()),
             root_dir: root_dir.to_path_buf(),
-            runner,
             verify: cache.verify,
             base: base_digest(runner),
             files: snapshot.as_deref().map(file_keys),
             snapshot,
             subtrees,
-            identities: Mutex::default(),
+            identities: Identities::new(runner),
             kptfiles: Mutex::default(),
             disabled: AtomicBool::new(false),
             failure: Mutex::default(),
@@ -287,7 +282,7 @@ impl<'a> StepCache<'a> {
             Role::Mutator => b"mutator",
             Role::Validator => b"validator",
         });
-        h.field(&self.identity(f)?);
+        h.field(&self.identities.of(f)?);
         function_spec(&mut h, f);
         match &runner.config {
             Some(config) => h.field(&codec::encode_nodes(
@@ -300,17 +295,6 @@ impl<'a> StepCache<'a> {
         h.field(&[u8::from(runner.use_builtins)]);
         h.field(input.as_bytes());
         Some(Digest::from(h.0.finalize()))
-    }
-
-    /// `shortcut::function_identity`, once per function per render.
-    fn identity(&self, f: &Function) -> Option<Vec<u8>> {
-        let id = (f.exec.clone(), f.image.clone());
-        if let Some(known) = self.identities.lock().ok()?.get(&id) {
-            return known.clone();
-        }
-        let identity = function_identity(f, self.runner);
-        self.identities.lock().ok()?.insert(id, identity.clone());
-        identity
     }
 
     /// A root-relative slash path.
@@ -471,7 +455,7 @@ impl<'a> StepCache<'a> {
                 }
                 FileKey::Link(_) => return None,
             }
-            if local == KPTFILE_NAME || local.ends_with(&format!("/{KPTFILE_NAME}")) {
+            if is_kptfile(local) {
                 for identity in self.kptfile_identities(path)? {
                     h.field(&identity);
                 }
@@ -485,7 +469,7 @@ impl<'a> StepCache<'a> {
             return known.clone();
         }
         let identities = match self.snapshot.as_ref()?.entries.get(path)? {
-            Entry::File(bytes) => function_identities(path, bytes, self.runner),
+            Entry::File(bytes) => function_identities(path, bytes, &self.identities),
             Entry::Link(_) => None,
         };
         self.kptfiles
