@@ -151,6 +151,11 @@ pub struct FnEvalArgs {
     #[arg(long = "network")]
     pub network: bool,
 
+    /// How long one function (exec or container) may run before it is
+    /// killed, and its container removed: `90s`, `5m`, `1h30m`.
+    #[arg(long = "fn-timeout", value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub fn_timeout: std::time::Duration,
+
     /// When to pull function images: Always, IfNotPresent or Never.
     #[arg(long = "image-pull-policy", default_value = "IfNotPresent")]
     pub image_pull_policy: String,
@@ -206,6 +211,11 @@ pub struct RenderArgs {
     /// Allow container functions network access.
     #[arg(long = "allow-network")]
     pub allow_network: bool,
+
+    /// How long one function (exec or container) may run before it is
+    /// killed, and its container removed: `90s`, `5m`, `1h30m`.
+    #[arg(long = "fn-timeout", value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub fn_timeout: std::time::Duration,
 
     /// When to pull function images: Always, IfNotPresent or Never.
     #[arg(long = "image-pull-policy", default_value = "IfNotPresent")]
@@ -265,4 +275,52 @@ pub enum OrderArg {
     Dfs,
     /// Breadth-first: the root first, then each level.
     Bfs,
+}
+
+/// A duration as Go writes one: numbers with units `ms`, `s`, `m`, `h`
+/// (`90s`, `1m30s`, `1.5h`).
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let invalid = || format!("invalid duration {text:?} (use e.g. 90s, 5m, 1h30m)");
+    let mut total = 0.0_f64;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(invalid)?;
+        let number: f64 = rest[..number_len].parse().map_err(|_| invalid())?;
+        rest = &rest[number_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..unit_len] {
+            "ms" => 0.001,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return Err(invalid()),
+        };
+        total += number * seconds;
+        rest = &rest[unit_len..];
+    }
+    if text.is_empty() || total <= 0.0 {
+        return Err(invalid());
+    }
+    Ok(std::time::Duration::from_secs_f64(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_parse_as_go() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        for bad in ["", "5", "s", "5x", "0s"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -207,6 +207,7 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
         eprintln!("error: args must have keys and values separated by =");
         return Err(());
     }
+    check_pull_policy(&args.image_pull_policy)?;
     let output = parse_output(args.output.as_deref())?;
     let input = if args.pkg_path == "-" {
         let mut bytes = Vec::new();
@@ -233,6 +234,7 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
             truncate_output: args.truncate_output,
             no_builtins: args.no_builtins,
             no_builtin_images: args.no_builtin.clone(),
+            timeout: args.fn_timeout,
         },
     };
     let mut reporter = StderrReporter::new(args.truncate_output);
@@ -257,8 +259,17 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
     }
 }
 
+/// kpt checks `--image-pull-policy` before anything runs.
+fn check_pull_policy(value: &str) -> Result<(), ()> {
+    krmgraph_engine::fnruntime::container::PullPolicy::parse(value).map_err(|e| {
+        eprintln!("error: {e}");
+    })?;
+    Ok(())
+}
+
 fn try_run(args: RenderArgs) -> Result<(), ()> {
     let started = std::time::Instant::now();
+    check_pull_policy(&args.image_pull_policy)?;
     let output = parse_output(args.output.as_deref())?.unwrap_or(Output::InPlace);
     if let Some(dir) = &args.results_dir {
         if let Err(e) = std::fs::create_dir_all(dir) {
@@ -277,6 +288,7 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             truncate_output: args.truncate_output,
             no_builtins: args.no_builtins,
             no_builtin_images: args.no_builtin.clone(),
+            timeout: args.fn_timeout,
         },
         order: args.order.map(|o| match o {
             crate::args::OrderArg::Dfs => krmgraph_engine::render::Order::DepthFirst,

@@ -82,7 +82,7 @@ fn run(options: &EvalOptions, ctx: &mut RunContext) -> Result<Vec<u8>, RenderErr
         EvalInput::Dir(_) => Output::InPlace,
         EvalInput::Stdin(_) => Output::Stdout,
     });
-    write_output(&output, &destination, &dir, &input_files)
+    write_output(output, &destination, &dir, &input_files)
 }
 
 /// The resources, the directory they are relative to, and the files read.

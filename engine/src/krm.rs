@@ -8,7 +8,7 @@ use crate::yaml::Node;
 
 /// kpt's `IsKRM`: the first missing identity field, as kpt words it.
 pub fn check_krm(resource: &Node) -> Result<(), String> {
-    let meta = rnode::get_meta(resource).map_err(|e| e.to_string())?;
+    let meta = rnode::meta_view(resource).map_err(|e| e.to_string())?;
     if meta.api_version.is_empty() {
         return Err("resource must have `apiVersion`".into());
     }
@@ -31,7 +31,7 @@ fn is_kustomization(resource: &Node) -> bool {
     ) {
         return true;
     }
-    let Ok(meta) = rnode::get_meta(resource) else {
+    let Ok(meta) = rnode::meta_view(resource) else {
         return false;
     };
     meta.api_version.starts_with("kustomize.config.k8s.io")

@@ -165,7 +165,7 @@ fn run_function(command: &str, pkg_abs: &str, mut nodes: Vec<Node>) -> Vec<Node>
     use std::io::Write;
     let snapshot = kp::preprocess_for_internal_annotation_migration(&mut nodes).unwrap();
     kp::set_ids(&mut nodes).unwrap();
-    let stdin = kp::function_input(&nodes, None).unwrap();
+    let stdin = kp::function_input(&mut nodes, None).unwrap();
     let mut child = Command::new("sh")
         .args(["-c", command])
         .stdin(std::process::Stdio::piped())
@@ -251,7 +251,7 @@ fn check_in_place_with(name: &str, pipeline: &str, files: Files, setup: &dyn Fn(
             clear_annotations: vec![PACKAGE_PATH_ANNOTATION.to_string()],
             ..WriterOptions::default()
         };
-        let rendered = pkgio::render_files(&nodes, &options).unwrap();
+        let rendered = pkgio::render_files(nodes.clone(), &options).unwrap();
         pkgio::write_files(pkg, &rendered).unwrap();
         tree(pkg)
     };
@@ -680,7 +680,7 @@ fn check_write_error(name: &str, files: Files) {
             clear_annotations: vec![PACKAGE_PATH_ANNOTATION.to_string()],
             ..WriterOptions::default()
         };
-        pkgio::render_files(&nodes, &options)
+        pkgio::render_files(nodes.clone(), &options)
             .unwrap_err()
             .to_string()
     };

@@ -175,6 +175,66 @@ fn corpus_and_conformance_match_live_oracle() {
     );
 }
 
+/// Inputs of several of go-yaml's 512-byte reader chunks, with a BOM, a
+/// control character, an invalid byte, a NEL or LS, a tab, a space or a
+/// colon inserted at a pseudo-random place (and some cut short): the
+/// scanner's fast paths copy runs of characters, and must stop where
+/// go-yaml refills its buffer, since a decoding error or a BOM shows up
+/// exactly there.
+#[test]
+fn chunk_boundaries_match_live_oracle() {
+    let Some(oracle) = oracle_path() else {
+        eprintln!("skipping: yamlv3-oracle not installed (dev tool, see tools/yamlv3-oracle)");
+        return;
+    };
+    let mut base = String::new();
+    for i in 0..12 {
+        base.push_str(&format!(
+            "# head comment {i} with words: a-b c:d e#f\n\
+             key-{i}: value-{i}-abcdefghijklmnopqrstuvwxyz:0123456789 # line comment {i} \tx\n\
+             list:\n  - item.{i}.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n  - \"quoted {i}\"\n\
+             \x20 - plain multi\n    line {i} scalar#not-comment\n\
+             flow: {{a: b{i}, c: [d, e{i}]}}\nblock: |\n  text {i} here\n---\n"
+        ));
+    }
+    let base = base.into_bytes();
+    let inserts: [&[u8]; 8] = [
+        b"\xEF\xBB\xBF",
+        b"\x01",
+        b"\xFF",
+        b"\xC2\x85",
+        b"\t",
+        b" ",
+        b":",
+        b"\xE2\x80\xA8",
+    ];
+    let mut seed = 0x1234_5678_9abc_def1u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed as usize
+    };
+    let mut failures = Vec::new();
+    for round in 0..600 {
+        let mut input = base.clone();
+        let pos = next() % input.len();
+        let insert = inserts[next() % inserts.len()];
+        if round % 3 != 0 {
+            input.splice(pos..pos, insert.iter().copied());
+        }
+        if round % 5 == 0 {
+            input.truncate(next() % input.len());
+        }
+        for mode in MODES {
+            if oracle_dump(&oracle, mode, &input) != rust_dump(mode, &input) {
+                failures.push(format!("round {round} [{mode}]: {insert:?} at {pos}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn error_messages() {
     let cases: &[(&[u8], &str)] = &[

@@ -1,7 +1,9 @@
 //! The krmgraph integration tests: one binary, one module per area.
 //!
 //! Tests that need the real `kpt` binary skip with a printed reason when it
-//! is missing, and fail instead when `KRMGRAPH_REQUIRE_KPT=1` is set (CI).
+//! is missing, and fail instead when `KRMGRAPH_REQUIRE_KPT=1` is set (CI);
+//! tests that need a Docker engine do the same with
+//! `KRMGRAPH_REQUIRE_DOCKER=1`.
 
 mod bad_input;
 mod bfs;
@@ -12,9 +14,11 @@ mod builtins_setters;
 mod builtins_starlark;
 mod cache;
 mod conformance;
+mod containers;
 mod demo;
 mod differential;
 mod eval_diff;
 mod jobs;
 mod kpt_diff;
+mod test_images;
 mod util;

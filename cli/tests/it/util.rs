@@ -20,15 +20,30 @@ pub fn repo_root() -> PathBuf {
 /// Whether `kpt` runs here. When it does not, returns `false` after printing
 /// why, or panics when `KRMGRAPH_REQUIRE_KPT=1` asks for it.
 pub fn kpt_available(test: &str) -> bool {
-    let ok = Command::new("kpt")
-        .arg("version")
+    available(test, &["kpt", "version"], "KRMGRAPH_REQUIRE_KPT", "`kpt`")
+}
+
+/// Whether a Docker engine answers here (`docker info`). When none does,
+/// returns `false` after printing why, or panics when
+/// `KRMGRAPH_REQUIRE_DOCKER=1` asks for one.
+pub fn docker_available(test: &str) -> bool {
+    let info = ["docker", "info", "--format", "{{.ServerVersion}}"];
+    available(test, &info, "KRMGRAPH_REQUIRE_DOCKER", "a Docker engine")
+}
+
+/// Whether `command` succeeds; if not, skips `test` with a printed reason,
+/// or fails it when `require` is set to 1.
+fn available(test: &str, command: &[&str], require: &str, what: &str) -> bool {
+    let ok = Command::new(command[0])
+        .args(&command[1..])
         .output()
         .is_ok_and(|o| o.status.success());
+    let line = command.join(" ");
     if !ok {
-        if std::env::var("KRMGRAPH_REQUIRE_KPT").as_deref() == Ok("1") {
-            panic!("{test}: kpt is required (KRMGRAPH_REQUIRE_KPT=1) but `kpt version` failed");
+        if std::env::var(require).as_deref() == Ok("1") {
+            panic!("{test}: {what} is required ({require}=1) but `{line}` failed");
         }
-        eprintln!("skipping {test}: `kpt` is not installed");
+        eprintln!("skipping {test}: {what} is not available (`{line}` failed)");
     }
     ok
 }

@@ -5,16 +5,19 @@
 //! path invariants, and recording the result.
 //!
 //! - [`exec`]: the `exec:` runtime (local executables).
+//! - [`container`]: the container runtime (images that are not built-ins,
+//!   or forced to a container).
 //! - [`select`]: selectors, exclusions and merging the output back.
 //! - [`results`]: result items, `results.yaml`, kpt's result text.
 
 pub mod builtin;
+pub mod container;
 pub mod exec;
 pub mod results;
 pub mod select;
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::event::{Event, Reporter};
 use crate::kptfile::Function;
@@ -42,6 +45,8 @@ pub struct RunnerOptions {
     /// though krmgraph has a built-in for them (an image with a tag matches
     /// that tag only; without one, every tag).
     pub no_builtin_images: Vec<String>,
+    /// `--fn-timeout`: how long one exec or container function may run.
+    pub timeout: Duration,
 }
 
 impl RunnerOptions {
@@ -67,6 +72,7 @@ impl Default for RunnerOptions {
             truncate_output: true,
             no_builtins: false,
             no_builtin_images: Vec::new(),
+            timeout: exec::DEFAULT_TIMEOUT,
         }
     }
 }
@@ -121,6 +127,9 @@ pub struct FunctionRunner {
     /// Whether outputs without a package get `package_dir` (render does
     /// this; `fn eval` does not).
     pub set_package_path: bool,
+    /// How an image runs in a container; its timeout applies to exec
+    /// functions too.
+    pub container: container::ContainerOptions,
 }
 
 /// Where a run takes its functionConfig from.
@@ -179,6 +188,12 @@ impl FunctionRunner {
             package_dir: package_dir.to_string_lossy().into_owned(),
             use_builtins,
             set_package_path: true,
+            container: container::ContainerOptions {
+                network: options.allow_network,
+                pull: container::PullPolicy::parse(&options.image_pull_policy)
+                    .map_err(FnError::Message)?,
+                timeout: options.timeout,
+            },
         })
     }
 
@@ -330,20 +345,15 @@ impl FunctionRunner {
     }
 
     fn invoke(&self, stdin: &[u8]) -> Result<exec::ProcessOutput, FnError> {
+        let message = |e: &dyn std::fmt::Display| FnError::Message(e.to_string());
         match &self.kind {
-            FunctionKind::Exec(command) => exec::run(command, stdin, exec::DEFAULT_TIMEOUT)
-                .map_err(|e| FnError::Message(e.to_string())),
-            FunctionKind::Image(image) => {
-                match builtin::lookup(image) {
-                    Some(b) if self.use_builtins => Ok((b.run)(stdin)),
-                    Some(_) => Err(FnError::Message(format!(
-                        "image {image} is set to run in a container (--no-builtin/--no-builtins) and no container engine is available"
-                    ))),
-                    None => Err(FnError::Message(format!(
-                        "image {image} is not a built-in and no container engine is available"
-                    ))),
-                }
+            FunctionKind::Exec(command) => {
+                exec::run(command, stdin, self.container.timeout).map_err(|e| message(&e))
             }
+            FunctionKind::Image(image) => match builtin::lookup(image) {
+                Some(b) if self.use_builtins => Ok((b.run)(stdin)),
+                _ => container::run(image, stdin, &self.container).map_err(|e| message(&e)),
+            },
         }
     }
 }

@@ -8,16 +8,15 @@
 //! comments. Every folded (`>`) scalar the walk reaches on the output side
 //! is switched to double-quoted style (kyaml's workaround for kpt#766).
 
-use super::walk::{Visitor, Walker};
+use super::walk::{Dest, Visitor, Walker};
 use super::Result;
 use crate::yaml::{Node, Style};
 
 /// `CopyComments(from, to)`: copies comments of `from` into `to` where `to`
 /// has none. `from` is not modified.
 pub fn copy_comments(from: &Node, to: &mut Node) -> Result<()> {
-    let mut from_copy = from.clone();
-    copy_field_comments(Some(&from_copy), Some(to));
-    Walker::new(&Copier, true).walk(Some(&mut from_copy), Some(to), None)?;
+    copy_field_comments(Some(from), Some(to));
+    Walker::new(&Copier, true).walk(Some(Dest::Shared(from)), Some(to), None)?;
     Ok(())
 }
 
@@ -26,23 +25,23 @@ pub fn copy_comments(from: &Node, to: &mut Node) -> Result<()> {
 struct Copier;
 
 impl Visitor for Copier {
-    fn visit_map(&self, dest: Option<&mut Node>, origin: Option<&mut Node>) -> Result<()> {
-        copy_field_comments(dest.as_deref(), origin);
+    fn visit_map(&self, dest: Option<&Node>, origin: Option<&mut Node>) -> Result<()> {
+        copy_field_comments(dest, origin);
         Ok(())
     }
 
-    fn visit_scalar(&self, dest: Option<&mut Node>, mut origin: Option<&mut Node>) -> Result<()> {
+    fn visit_scalar(&self, dest: Option<&Node>, mut origin: Option<&mut Node>) -> Result<()> {
         if let Some(to) = origin.as_deref_mut() {
             if to.style == Style::FOLDED {
                 to.style = Style::DOUBLE_QUOTED;
             }
         }
-        copy_field_comments(dest.as_deref(), origin);
+        copy_field_comments(dest, origin);
         Ok(())
     }
 
-    fn visit_list(&self, dest: Option<&mut Node>, mut origin: Option<&mut Node>) -> Result<()> {
-        copy_field_comments(dest.as_deref(), origin.as_deref_mut());
+    fn visit_list(&self, dest: Option<&Node>, mut origin: Option<&mut Node>) -> Result<()> {
+        copy_field_comments(dest, origin.as_deref_mut());
         let (Some(dest), Some(origin)) = (dest, origin) else {
             return Ok(());
         };

@@ -43,7 +43,7 @@ pub fn preprocess_for_internal_annotation_migration(
         rnode::set_annotation(node, MIGRATION_ID, &id)?;
         snapshot.insert(id, kioutil::get_internal_annotations(node));
         kioutil::copy_legacy_annotations(node)?;
-        check_mismatched_annotations(&rnode::get_meta(node).unwrap_or_default().annotations)?;
+        check_mismatched_annotations(node)?;
     }
     Ok(snapshot)
 }
@@ -68,8 +68,9 @@ pub fn finish_filter(output: &mut [Node], snapshot: &AnnotationSnapshot) -> Resu
     Ok(FilterOutcome::Reconciled)
 }
 
-fn check_mismatched_annotations(annotations: &BTreeMap<String, String>) -> Result<()> {
-    let get = |k: &str| annotations.get(k).map(String::as_str).unwrap_or("");
+fn check_mismatched_annotations(node: &Node) -> Result<()> {
+    let meta = rnode::meta_view(node).unwrap_or_default();
+    let get = |k: &str| meta.annotation(k).unwrap_or("");
     for (name, new, legacy) in [
         ("path", PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
         ("index", INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
@@ -96,7 +97,7 @@ pub fn reconcile_internal_annotations(
         missing_internal_or_legacy_annotations(node)?;
         check_annotations_altered(node, snapshot)?;
         format_internal_annotations(node, use_internal, use_legacy)?;
-        check_mismatched_annotations(&rnode::get_meta(node).unwrap_or_default().annotations)?;
+        check_mismatched_annotations(node)?;
         rnode::clear_annotation(node, MIGRATION_ID)?;
     }
     Ok(())
@@ -134,8 +135,8 @@ fn missing_internal_or_legacy_annotations(node: &mut Node) -> Result<()> {
         (INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
         (ID_ANNOTATION, LEGACY_ID_ANNOTATION),
     ] {
-        let annotations = rnode::get_meta(node).unwrap_or_default().annotations;
-        let get = |k: &str| annotations.get(k).cloned().unwrap_or_default();
+        let meta = rnode::meta_view(node).unwrap_or_default();
+        let get = |k: &str| meta.annotation(k).unwrap_or_default().to_string();
         let (value, legacy_value) = (get(new), get(legacy));
         if value.is_empty() && !legacy_value.is_empty() {
             rnode::set_annotation(node, new, &legacy_value)?;
@@ -149,15 +150,19 @@ fn missing_internal_or_legacy_annotations(node: &mut Node) -> Result<()> {
 /// `checkAnnotationsAltered`: if the function changed one twin of path or
 /// index (relative to the snapshot), the other follows.
 fn check_annotations_altered(node: &mut Node, snapshot: &AnnotationSnapshot) -> Result<()> {
-    let annotations = rnode::get_meta(node).unwrap_or_default().annotations;
-    let get = |k: &str| annotations.get(k).cloned().unwrap_or_default();
+    let meta = rnode::meta_view(node).unwrap_or_default();
+    let get = |k: &str| meta.annotation(k).unwrap_or_default().to_string();
     let Some(original) = snapshot.get(&get(MIGRATION_ID)) else {
         return Ok(());
     };
-    for (name, new, legacy) in [
+    // Both twins are read before either is set, as kyaml reads them from
+    // one GetAnnotations.
+    let twins = [
         ("path", PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
         ("index", INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
-    ] {
+    ]
+    .map(|(name, new, legacy)| (name, new, legacy, get(new), get(legacy)));
+    for (name, new, legacy, internal, legacy_value) in twins {
         let before = original
             .get(new)
             .or_else(|| original.get(legacy))
@@ -166,7 +171,6 @@ fn check_annotations_altered(node: &mut Node, snapshot: &AnnotationSnapshot) -> 
         if before.is_empty() {
             continue;
         }
-        let (internal, legacy_value) = (get(new), get(legacy));
         if before != internal && before != legacy_value && internal != legacy_value {
             return Err(KyamlError::MismatchedAnnotations(name));
         } else if before != internal {
@@ -215,8 +219,8 @@ pub fn set_ids(nodes: &mut [Node]) -> Result<()> {
 /// The bytes `FunctionFilter` writes to the function's stdin: a
 /// `ResourceList` with the reader annotations kept and compact sequences,
 /// `functionConfig` only when there is one.
-pub fn function_input(nodes: &[Node], function_config: Option<&Node>) -> Result<Vec<u8>> {
-    ByteWriter::resource_list(function_config.cloned()).write(nodes)
+pub fn function_input(nodes: &mut [Node], function_config: Option<&Node>) -> Result<Vec<u8>> {
+    ByteWriter::resource_list(function_config.cloned()).write_list_in_place(nodes)
 }
 
 /// How `FunctionFilter` reads a function's stdout: a default `ByteReader`
@@ -406,7 +410,7 @@ mod tests {
             parse("apiVersion: v1\nkind: B\nmetadata:\n  name: b\n"),
         ];
         set_ids(&mut inputs).unwrap();
-        let stdin = function_input(&inputs, None).unwrap();
+        let stdin = function_input(&mut inputs, None).unwrap();
         let text = String::from_utf8(stdin.clone()).unwrap();
         assert!(text.starts_with(
             "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- # head\n"

@@ -34,13 +34,12 @@ pub const PACKAGE_PATH_ANNOTATION: &str = "internal.config.kubernetes.io/package
 /// `GetFileAnnotations`: (path, index), internal annotations first, legacy
 /// ones as fallback; empty strings when absent.
 pub fn get_file_annotations(node: &Node) -> (String, String) {
-    let annotations = rnode::get_meta(node).unwrap_or_default().annotations;
+    let meta = rnode::meta_view(node).unwrap_or_default();
     let pick = |key: &str, legacy: &str| {
-        annotations
-            .get(key)
-            .or_else(|| annotations.get(legacy))
-            .cloned()
+        meta.annotation(key)
+            .or_else(|| meta.annotation(legacy))
             .unwrap_or_default()
+            .to_string()
     };
     (
         pick(PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
@@ -50,39 +49,39 @@ pub fn get_file_annotations(node: &Node) -> (String, String) {
 
 /// `GetIdAnnotation`.
 pub fn get_id_annotation(node: &Node) -> String {
-    let annotations = rnode::get_meta(node).unwrap_or_default().annotations;
-    annotations
-        .get(ID_ANNOTATION)
-        .or_else(|| annotations.get(LEGACY_ID_ANNOTATION))
-        .cloned()
+    let meta = rnode::meta_view(node).unwrap_or_default();
+    meta.annotation(ID_ANNOTATION)
+        .or_else(|| meta.annotation(LEGACY_ID_ANNOTATION))
         .unwrap_or_default()
+        .to_string()
 }
 
 /// `CopyLegacyAnnotations`: for path, index and id, fills whichever of the
 /// legacy and internal twins is empty from the other. A resource without
 /// metadata is left alone.
 pub fn copy_legacy_annotations(node: &mut Node) -> Result<()> {
-    let meta = match rnode::get_meta(node) {
+    let meta = match rnode::meta_view(node) {
         Err(KyamlError::MissingMetadata) => return Ok(()),
         other => other?,
     };
+    // The values are read before any is set, as kyaml reads them from one
+    // GetMeta.
+    let mut copies = Vec::new();
     for (legacy, new) in [
         (LEGACY_PATH_ANNOTATION, PATH_ANNOTATION),
         (LEGACY_INDEX_ANNOTATION, INDEX_ANNOTATION),
         (LEGACY_ID_ANNOTATION, ID_ANNOTATION),
     ] {
-        copy_annotation(&meta, node, legacy, new)?;
+        let get = |k: &str| meta.annotation(k).unwrap_or("");
+        let (new_value, legacy_value) = (get(new), get(legacy));
+        if !new_value.is_empty() && legacy_value.is_empty() {
+            copies.push((legacy, new_value.to_string()));
+        } else if new_value.is_empty() && !legacy_value.is_empty() {
+            copies.push((new, legacy_value.to_string()));
+        }
     }
-    Ok(())
-}
-
-fn copy_annotation(meta: &ResourceMeta, node: &mut Node, legacy: &str, new: &str) -> Result<()> {
-    let get = |k: &str| meta.annotations.get(k).map(String::as_str).unwrap_or("");
-    let (new_value, legacy_value) = (get(new), get(legacy));
-    if !new_value.is_empty() && legacy_value.is_empty() {
-        rnode::set_annotation(node, legacy, new_value)?;
-    } else if new_value.is_empty() && !legacy_value.is_empty() {
-        rnode::set_annotation(node, new, legacy_value)?;
+    for (key, value) in copies {
+        rnode::set_annotation(node, key, &value)?;
     }
     Ok(())
 }
@@ -113,27 +112,27 @@ pub fn default_path_and_index_annotation(dir: &str, nodes: &mut [Node]) -> Resul
     let mut counts: BTreeMap<String, i64> = BTreeMap::new();
     for node in nodes.iter_mut() {
         copy_legacy_annotations(node)?;
-        let meta = rnode::get_meta(node)?;
-        if let Some(path) = meta.annotations.get(PATH_ANNOTATION) {
-            if let Some(index) = meta.annotations.get(INDEX_ANNOTATION) {
+        let meta = rnode::meta_view(node)?;
+        if let Some(path) = meta.annotation(PATH_ANNOTATION) {
+            if let Some(index) = meta.annotation(INDEX_ANNOTATION) {
                 let index = rnode::go_atoi(index).unwrap_or(0);
-                let count = counts.entry(path.clone()).or_insert(0);
+                let count = counts.entry(path.to_string()).or_insert(0);
                 *count = (*count).max(index);
             }
             continue;
         }
-        set_path(node, &create_path_annotation_value(dir, &meta))?;
+        let path = create_path_annotation_value(dir, &meta.to_owned());
+        set_path(node, &path)?;
     }
     for node in nodes.iter_mut() {
-        let meta = rnode::get_meta(node)?;
-        if meta.annotations.contains_key(INDEX_ANNOTATION) {
+        let meta = rnode::meta_view(node)?;
+        if meta.annotation(INDEX_ANNOTATION).is_some() {
             continue;
         }
         let path = meta
-            .annotations
-            .get(PATH_ANNOTATION)
-            .cloned()
-            .unwrap_or_default();
+            .annotation(PATH_ANNOTATION)
+            .unwrap_or_default()
+            .to_string();
         let count = counts.entry(path).or_insert(0);
         let index = count.to_string();
         *count += 1;
@@ -148,9 +147,10 @@ pub fn default_path_and_index_annotation(dir: &str, nodes: &mut [Node]) -> Resul
 pub fn default_path_annotation(dir: &str, nodes: &mut [Node]) -> Result<()> {
     for node in nodes.iter_mut() {
         copy_legacy_annotations(node)?;
-        let meta = rnode::get_meta(node)?;
-        if !meta.annotations.contains_key(PATH_ANNOTATION) {
-            set_path(node, &create_path_annotation_value(dir, &meta))?;
+        let meta = rnode::meta_view(node)?;
+        if meta.annotation(PATH_ANNOTATION).is_none() {
+            let path = create_path_annotation_value(dir, &meta.to_owned());
+            set_path(node, &path)?;
         }
     }
     Ok(())
@@ -174,8 +174,8 @@ pub fn sort_nodes(nodes: &mut [Node]) -> Result<()> {
     let keys: Vec<(String, String)> = nodes
         .iter()
         .map(|n| {
-            let a = rnode::get_meta(n).unwrap_or_default().annotations;
-            let get = |k| a.get(k).cloned().unwrap_or_default();
+            let meta = rnode::meta_view(n).unwrap_or_default();
+            let get = |k| meta.annotation(k).unwrap_or_default().to_string();
             (get(PATH_ANNOTATION), get(INDEX_ANNOTATION))
         })
         .collect();
@@ -227,15 +227,16 @@ fn parse_index(value: &str) -> Result<i64> {
 /// `GetInternalAnnotations`: annotations under `internal.config.kubernetes.io/`
 /// plus the legacy path, index and id.
 pub fn get_internal_annotations(node: &Node) -> BTreeMap<String, String> {
-    let annotations = rnode::get_meta(node).unwrap_or_default().annotations;
-    annotations
-        .into_iter()
+    rnode::meta_view(node)
+        .unwrap_or_default()
+        .annotations()
         .filter(|(k, _)| {
             k.starts_with(INTERNAL_PREFIX)
-                || k == LEGACY_PATH_ANNOTATION
-                || k == LEGACY_INDEX_ANNOTATION
-                || k == LEGACY_ID_ANNOTATION
+                || *k == LEGACY_PATH_ANNOTATION
+                || *k == LEGACY_INDEX_ANNOTATION
+                || *k == LEGACY_ID_ANNOTATION
         })
+        .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
 }
 

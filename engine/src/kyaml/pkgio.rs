@@ -346,8 +346,7 @@ pub type RenderedFiles = BTreeMap<String, Vec<u8>>;
 /// `LocalPackageWriter.Write` without the disk: defaults missing paths and
 /// indexes, checks the paths, groups by path, sorts each file by index,
 /// and serializes each file as [`ByteWriter`] does.
-pub fn render_files(nodes: &[Node], options: &WriterOptions) -> Result<RenderedFiles> {
-    let mut nodes = nodes.to_vec();
+pub fn render_files(mut nodes: Vec<Node>, options: &WriterOptions) -> Result<RenderedFiles> {
     kioutil::default_path_and_index_annotation("", &mut nodes)?;
     for node in &nodes {
         for key in [INDEX_ANNOTATION, PATH_ANNOTATION] {
@@ -390,7 +389,7 @@ pub fn render_files(nodes: &[Node], options: &WriterOptions) -> Result<RenderedF
     let mut files = BTreeMap::new();
     for (path, mut group) in groups {
         kioutil::sort_nodes(&mut group)?;
-        files.insert(gopath::clean(&path), writer.write(&group)?);
+        files.insert(gopath::clean(&path), writer.write_owned(group)?);
     }
     Ok(files)
 }
@@ -432,6 +431,12 @@ fn write_atomically(target: &Path, content: &[u8]) -> Result<()> {
         }
         _ => target.to_path_buf(),
     };
+    // A file that already holds these bytes is left alone: most files of a
+    // render come out as they went in, and rewriting them costs a file
+    // creation and an fsync each (and wakes every watcher of the tree).
+    if fs::read(&target).is_ok_and(|old| old == content) {
+        return Ok(());
+    }
     let dir = target.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let existing = fs::metadata(&target).ok().map(|m| m.permissions());

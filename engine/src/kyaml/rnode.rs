@@ -407,18 +407,79 @@ pub fn type_meta(node: &Node) -> (&str, &str) {
 /// `apiVersion`, `kind`, `metadata` (including any non-mapping) is
 /// [`KyamlError::MissingMetadata`]. Duplicate keys: the first wins.
 pub fn get_meta(node: &Node) -> Result<ResourceMeta> {
-    let mut m = ResourceMeta::default();
+    meta_view(node).map(|view| view.to_owned())
+}
+
+/// [`get_meta`] without copying: the render asks for single annotations
+/// of every resource at every step, where building the maps costs more
+/// than the rest of the bookkeeping.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MetaView<'a> {
+    /// `apiVersion`.
+    pub api_version: &'a str,
+    /// `kind`.
+    pub kind: &'a str,
+    /// `metadata.name`.
+    pub name: &'a str,
+    /// `metadata.namespace`.
+    pub namespace: &'a str,
+    labels: Option<&'a Node>,
+    annotations: Option<&'a Node>,
+}
+
+impl<'a> MetaView<'a> {
+    /// Annotation `key` as [`ResourceMeta::annotations`] has it.
+    pub fn annotation(&self, key: &str) -> Option<&'a str> {
+        string_pairs(self.annotations)
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The annotations as [`ResourceMeta::annotations`] has them (the
+    /// first of duplicate keys wins), in document order.
+    pub fn annotations(&self) -> impl Iterator<Item = (&'a str, &'a str)> {
+        let mut seen = Vec::new();
+        string_pairs(self.annotations).filter(move |(k, _)| {
+            let first = !seen.contains(k);
+            seen.push(*k);
+            first
+        })
+    }
+
+    /// The owned [`ResourceMeta`].
+    pub fn to_owned(&self) -> ResourceMeta {
+        let map = |node| {
+            let mut out = BTreeMap::new();
+            for (k, v) in string_pairs(node) {
+                out.entry(k.to_string()).or_insert_with(|| v.to_string());
+            }
+            out
+        };
+        ResourceMeta {
+            api_version: self.api_version.to_string(),
+            kind: self.kind.to_string(),
+            name: self.name.to_string(),
+            namespace: self.namespace.to_string(),
+            labels: map(self.labels),
+            annotations: map(self.annotations),
+        }
+    }
+}
+
+/// The borrowed [`get_meta`].
+pub fn meta_view(node: &Node) -> Result<MetaView<'_>> {
+    let mut m = MetaView::default();
     if is_missing_or_null(Some(node)) {
         return Ok(m);
     }
     let mut missing = true;
     let non_empty = |name: &str| field(node, name).filter(|f| !is_nil_or_empty(Some(f.value)));
     if let Some(f) = non_empty(API_VERSION_FIELD) {
-        m.api_version = get_value(Some(f.value)).to_string();
+        m.api_version = get_value(Some(f.value));
         missing = false;
     }
     if let Some(f) = non_empty(KIND_FIELD) {
-        m.kind = get_value(Some(f.value)).to_string();
+        m.kind = get_value(Some(f.value));
         missing = false;
     }
     let Some(meta) = non_empty(METADATA_FIELD).map(|f| f.value) else {
@@ -430,19 +491,19 @@ pub fn get_meta(node: &Node) -> Result<ResourceMeta> {
     };
     let meta_field = |name: &str| field(meta, name).filter(|f| !is_nil_or_empty(Some(f.value)));
     if let Some(f) = meta_field(NAME_FIELD) {
-        m.name = y_node(f.value).value.clone();
+        m.name = &y_node(f.value).value;
         missing = false;
     }
     if let Some(f) = meta_field(NAMESPACE_FIELD) {
-        m.namespace = get_value(Some(f.value)).to_string();
+        m.namespace = get_value(Some(f.value));
         missing = false;
     }
     if let Some(f) = meta_field(LABELS_FIELD) {
-        m.labels = string_map(f.value);
+        m.labels = Some(f.value);
         missing = false;
     }
     if let Some(f) = meta_field(ANNOTATIONS_FIELD) {
-        m.annotations = string_map(f.value);
+        m.annotations = Some(f.value);
         missing = false;
     }
     if missing {
@@ -451,18 +512,13 @@ pub fn get_meta(node: &Node) -> Result<ResourceMeta> {
     Ok(m)
 }
 
-/// A mapping's fields as strings (`VisitFields` + `GetValue`): the first of
-/// duplicate keys wins; a non-mapping gives an empty map.
-fn string_map(node: &Node) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    if error_if_invalid(node, Kind::Mapping).is_err() {
-        return out;
-    }
-    for (k, v) in pairs(y_node(node)) {
-        out.entry(get_value(Some(k)).to_string())
-            .or_insert_with(|| get_value(Some(v)).to_string());
-    }
-    out
+/// A mapping's fields as strings (`VisitFields` + `GetValue`), duplicates
+/// included; nothing for a non-mapping.
+fn string_pairs(node: Option<&Node>) -> impl Iterator<Item = (&str, &str)> {
+    let node = node.filter(|n| error_if_invalid(n, Kind::Mapping).is_ok());
+    node.into_iter()
+        .flat_map(|n| pairs(y_node(n)))
+        .map(|(k, v)| (get_value(Some(k)), get_value(Some(v))))
 }
 
 /// `RNode.GetAnnotations()`: the annotations under the first non-empty
@@ -751,6 +807,9 @@ pub fn go_atoi(s: &str) -> Option<i64> {
 /// mappings (or null). As in kyaml, a document `to` is replaced by its
 /// reordered root, and the first of duplicate keys is taken for each name.
 pub fn sync_map_nodes_order(from: &Node, to: &mut Node) {
+    if already_in_order(from, to) {
+        return;
+    }
     let (Ok(from_fields), Ok(mut to_fields)) = (fields(from), fields(to)) else {
         return;
     };
@@ -781,6 +840,39 @@ pub fn sync_map_nodes_order(from: &Node, to: &mut Node) {
         content,
     };
     *to = reordered;
+}
+
+/// Whether [`sync_map_nodes_order`] would give `to` back as it is: two
+/// mappings, `to` not a document, without duplicate keys, its fields in
+/// `from`'s order with the ones `from` lacks last. Functions mostly keep
+/// the order of their input, and rebuilding every mapping of every
+/// resource at every step is a large part of a render.
+fn already_in_order(from: &Node, to: &Node) -> bool {
+    let (from, root) = (y_node(from), to);
+    // The checks below are quadratic; large mappings take the slow path.
+    const SMALL: usize = 128;
+    if from.kind != Kind::Mapping
+        || root.kind != Kind::Mapping
+        || !root.value.is_empty()
+        || root.content.len() > SMALL
+        || from.content.len() > SMALL
+    {
+        return false;
+    }
+    let position = |name: &str| pairs(from).position(|(k, _)| k.value == name);
+    let mut last = None;
+    let mut unknown_seen = false;
+    for (i, (key, _)) in pairs(root).enumerate() {
+        if pairs(root).take(i).any(|(k, _)| k.value == key.value) {
+            return false;
+        }
+        match position(&key.value) {
+            Some(p) if !unknown_seen && last.is_none_or(|l| l < p) => last = Some(p),
+            Some(_) => return false,
+            None => unknown_seen = true,
+        }
+    }
+    true
 }
 
 /// A mapping's key/value nodes with the fields in `order` (each name the

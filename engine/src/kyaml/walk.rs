@@ -1,16 +1,21 @@
 //! kyaml's `yaml/walk.Walker` with two sources, as `comments.CopyComments`
-//! uses it: a destination (a throw-away copy of the function's input
-//! resource) and an origin (the function's output resource).
+//! uses it: a destination (the function's input resource, which kyaml
+//! walks as a throw-away copy) and an origin (the function's output
+//! resource).
 //!
 //! The walker visits the union of both sides' fields (sorted), map keys as
 //! scalars (`VisitKeysAsScalars`), and lists either as a whole
 //! (`VisitList`) or, when the OpenAPI schema says the list merges by key,
 //! also element by element matched on the merge keys (the associative walk).
-//! The associative walk edits the destination (drops unmatched and empty
-//! elements, re-appends matched ones); those edits change which elements
-//! later lookups find, so they are ported even though the destination is
-//! discarded. Visitors here always return the destination, as kyaml's
-//! comment copier does, so a walk "returns" whether a destination exists.
+//! kyaml edits its copy of the destination as it goes (drops null fields,
+//! and in the associative walk drops unmatched and empty elements and
+//! re-appends matched ones). Only the associative walk's edits change what
+//! later steps of the walk see (which elements later lookups find), so the
+//! destination is borrowed, and each merge-keyed list the walk reaches is
+//! copied and edited as kyaml edits it, with everything below it; copying
+//! the whole input, as kyaml does, costs more than the rest of the walk.
+//! Visitors here always return the destination, as kyaml's comment copier
+//! does, so a walk "returns" whether a destination exists.
 
 use super::openapi::{self, SchemaRef};
 use super::rnode::{
@@ -25,11 +30,41 @@ use crate::yaml::{Kind, Node};
 /// `RNode.Document()` gives them (a top-level document stays a document).
 pub trait Visitor {
     /// Called for mappings (and for nodes that are null on both sides).
-    fn visit_map(&self, dest: Option<&mut Node>, origin: Option<&mut Node>) -> Result<()>;
+    fn visit_map(&self, dest: Option<&Node>, origin: Option<&mut Node>) -> Result<()>;
     /// Called for scalars, and for map keys.
-    fn visit_scalar(&self, dest: Option<&mut Node>, origin: Option<&mut Node>) -> Result<()>;
+    fn visit_scalar(&self, dest: Option<&Node>, origin: Option<&mut Node>) -> Result<()>;
     /// Called for sequences.
-    fn visit_list(&self, dest: Option<&mut Node>, origin: Option<&mut Node>) -> Result<()>;
+    fn visit_list(&self, dest: Option<&Node>, origin: Option<&mut Node>) -> Result<()>;
+}
+
+/// The destination side of a walk: borrowed, or (below a merge-keyed list)
+/// a copy the walk edits as kyaml edits its copy.
+pub enum Dest<'a> {
+    /// A node of the caller's, never modified.
+    Shared(&'a Node),
+    /// A node of the walk's own copy.
+    Owned(&'a mut Node),
+}
+
+impl Dest<'_> {
+    fn node(&self) -> &Node {
+        match self {
+            Dest::Shared(n) => n,
+            Dest::Owned(n) => n,
+        }
+    }
+
+    /// The value of field `name`, on the same side.
+    fn field_value(&mut self, name: &str) -> Option<Dest<'_>> {
+        match self {
+            Dest::Shared(n) => rnode::field_value(n, name).map(Dest::Shared),
+            Dest::Owned(n) => field_value_mut(n, name).map(Dest::Owned),
+        }
+    }
+}
+
+fn node_of<'a>(dest: &'a Option<Dest<'_>>) -> Option<&'a Node> {
+    dest.as_ref().map(Dest::node)
 }
 
 /// `walk.Walker` over a destination and an origin.
@@ -51,12 +86,12 @@ impl<'v, V: Visitor> Walker<'v, V> {
     /// `Walker.Walk`: `Ok(true)` when it returns the destination.
     pub fn walk(
         &self,
-        mut dest: Option<&mut Node>,
+        dest: Option<Dest<'_>>,
         mut origin: Option<&mut Node>,
         schema: Option<SchemaRef>,
     ) -> Result<bool> {
-        let schema = get_schema(dest.as_deref(), origin.as_deref(), schema);
-        let kind = [dest.as_deref(), origin.as_deref()]
+        let schema = get_schema(node_of(&dest), origin.as_deref(), schema);
+        let kind = [node_of(&dest), origin.as_deref()]
             .into_iter()
             .flatten()
             .find(|n| !is_missing_or_null(Some(n)))
@@ -64,65 +99,67 @@ impl<'v, V: Visitor> Walker<'v, V> {
         match kind {
             None => self.walk_map(dest, origin, schema),
             Some(Kind::Mapping) => {
-                check_sources(dest.as_deref(), origin.as_deref(), Kind::Mapping)?;
+                check_sources(node_of(&dest), origin.as_deref(), Kind::Mapping)?;
                 self.walk_map(dest, origin, schema)
             }
             Some(Kind::Sequence) => {
-                check_sources(dest.as_deref(), origin.as_deref(), Kind::Sequence)?;
+                check_sources(node_of(&dest), origin.as_deref(), Kind::Sequence)?;
                 match schema {
                     Some(s) if s.has_merge_strategy() => {
                         self.walk_associative_sequence(dest, origin, s)
                     }
                     _ => {
-                        let returned = dest.is_some();
                         self.visitor
-                            .visit_list(dest.as_deref_mut(), origin.as_deref_mut())?;
-                        Ok(returned)
+                            .visit_list(node_of(&dest), origin.as_deref_mut())?;
+                        Ok(dest.is_some())
                     }
                 }
             }
             Some(Kind::Scalar) => {
-                check_sources(dest.as_deref(), origin.as_deref(), Kind::Scalar)?;
-                let returned = dest.is_some();
-                self.visitor.visit_scalar(dest, origin)?;
-                Ok(returned)
+                check_sources(node_of(&dest), origin.as_deref(), Kind::Scalar)?;
+                self.visitor.visit_scalar(node_of(&dest), origin)?;
+                Ok(dest.is_some())
             }
             Some(Kind::Alias | Kind::Document) => Ok(false),
         }
     }
 
-    /// `walkMap`.
+    /// `walkMap`. kyaml then clears fields whose walk returned nothing or
+    /// whose value is null from its copy; only a copy below a merge-keyed
+    /// list is read again afterwards, so only there are they cleared.
     fn walk_map(
         &self,
-        mut dest: Option<&mut Node>,
+        dest: Option<Dest<'_>>,
         mut origin: Option<&mut Node>,
         schema: Option<SchemaRef>,
     ) -> Result<bool> {
         self.visitor
-            .visit_map(dest.as_deref_mut(), origin.as_deref_mut())?;
-        let Some(dest) = dest else {
+            .visit_map(node_of(&dest), origin.as_deref_mut())?;
+        let Some(mut dest) = dest else {
             return Ok(false);
         };
-        for key in field_names(dest, origin.as_deref()) {
+        for key in field_names(dest.node(), origin.as_deref()) {
             if self.visit_keys_as_scalars {
                 self.visitor.visit_scalar(
-                    map_key_mut(dest, &key),
+                    map_key(dest.node(), &key),
                     origin.as_deref_mut().and_then(|o| map_key_mut(o, &key)),
                 )?;
             }
             let mut child = schema.as_ref().and_then(|s| s.field(&key));
-            if let Some(s) = field_comment_schema(dest, origin.as_deref(), &key) {
+            if let Some(s) = field_comment_schema(dest.node(), origin.as_deref(), &key) {
                 child = Some(s);
             }
             let returned = self.walk(
-                field_value_mut(dest, &key),
+                dest.field_value(&key),
                 origin.as_deref_mut().and_then(|o| field_value_mut(o, &key)),
                 child,
             )?;
-            let null_value = rnode::field_value(dest, &key)
-                .is_some_and(|v| v.tag == crate::yaml::node::tag::NULL);
-            if !returned || null_value {
-                rnode::clear_field(dest, &key)?;
+            if let Dest::Owned(dest) = &mut dest {
+                let null_value = rnode::field_value(dest, &key)
+                    .is_some_and(|v| v.tag == crate::yaml::node::tag::NULL);
+                if !returned || null_value {
+                    rnode::clear_field(dest, &key)?;
+                }
             }
         }
         Ok(true)
@@ -131,22 +168,77 @@ impl<'v, V: Visitor> Walker<'v, V> {
     /// `walkAssociativeSequence`.
     fn walk_associative_sequence(
         &self,
-        mut dest: Option<&mut Node>,
+        dest: Option<Dest<'_>>,
         mut origin: Option<&mut Node>,
         schema: SchemaRef,
     ) -> Result<bool> {
         self.visitor
-            .visit_list(dest.as_deref_mut(), origin.as_deref_mut())?;
+            .visit_list(node_of(&dest), origin.as_deref_mut())?;
         let Some(dest) = dest else {
             return Ok(false);
         };
         let (_, keys) = schema.patch_strategy_and_key_list();
+        let mut copy;
+        let dest = match dest {
+            Dest::Shared(n) if keyed_and_distinct(n, &keys) => {
+                let values = element_values(n, origin.as_deref(), &keys);
+                return self.walk_keyed_elements(values, &keys, n, origin, &schema);
+            }
+            Dest::Shared(n) => {
+                copy = n.clone();
+                &mut copy
+            }
+            Dest::Owned(n) => n,
+        };
         let values = element_values(dest, origin.as_deref(), &keys);
         if !values.is_empty() || !keys.is_empty() {
             return self.set_associative_sequence_elements(values, &keys, dest, origin, &schema);
         }
         let primitives = element_primitive_values(dest, origin.as_deref());
         self.set_associative_sequence_elements(primitives, &[String::new()], dest, origin, &schema)
+    }
+
+    /// [`Walker::set_associative_sequence_elements`] for a destination list
+    /// that [`keyed_and_distinct`] accepts, without copying it. There the
+    /// edits kyaml makes to its copy change nothing the walk reads again:
+    /// a walked element keeps its key fields (they are not null), so it is
+    /// neither empty afterwards nor missing a key; a value row matches at
+    /// most the element that has it, and a row no element has (only the
+    /// origin's) removes nothing; and the list is not read after its
+    /// elements are merged back. The pairs visited are the same.
+    fn walk_keyed_elements(
+        &self,
+        mut values_list: Vec<Vec<String>>,
+        keys: &[String],
+        dest: &Node,
+        mut origin: Option<&mut Node>,
+        schema: &SchemaRef,
+    ) -> Result<bool> {
+        let element_schema = schema.elements();
+        if keys.len() > 1 {
+            merge_values(&mut values_list);
+        }
+        for values in values_list.iter().filter(|v| !v.is_empty()) {
+            let (valid_keys, valid_values) = validate_keys(&values_list, values, keys);
+            let (lookup_keys, lookup_values) = validate_keys(
+                std::slice::from_ref(&valid_values),
+                &valid_values,
+                &valid_keys,
+            );
+            let dest_index = element_list(dest, &lookup_keys, &lookup_values);
+            let origin_index = origin
+                .as_deref()
+                .and_then(|o| element_list(o, &lookup_keys, &lookup_values));
+            self.walk(
+                dest_index.map(|i| Dest::Shared(&y_node(dest).content[i])),
+                match (origin.as_deref_mut(), origin_index) {
+                    (Some(o), Some(i)) => Some(&mut y_node_mut(o).content[i]),
+                    _ => None,
+                },
+                element_schema.clone(),
+            )?;
+        }
+        Ok(!is_missing_or_null(Some(dest)))
     }
 
     /// `setAssociativeSequenceElements`: walks the elements matched by
@@ -181,7 +273,7 @@ impl<'v, V: Visitor> Walker<'v, V> {
                 .as_deref()
                 .and_then(|o| element_list(o, &lookup_keys, &lookup_values));
             let returned = self.walk(
-                dest_index.map(|i| &mut y_node_mut(dest).content[i]),
+                dest_index.map(|i| Dest::Owned(&mut y_node_mut(dest).content[i])),
                 match (origin.as_deref_mut(), origin_index) {
                     (Some(o), Some(i)) => Some(&mut y_node_mut(o).content[i]),
                     _ => None,
@@ -211,6 +303,37 @@ impl<'v, V: Visitor> Walker<'v, V> {
         }
         Ok(!is_missing_or_null(Some(dest)))
     }
+}
+
+/// Whether every element of the sequence `list` is a mapping holding each
+/// of `keys` (at least one) with a non-null, non-empty scalar value, and no
+/// two elements have the same values: the shape of almost every merge-keyed
+/// list (containers by name, ports by port and protocol, ...).
+fn keyed_and_distinct(list: &Node, keys: &[String]) -> bool {
+    let list = y_node(list);
+    if keys.is_empty() || list.kind != Kind::Sequence {
+        return false;
+    }
+    fn row<'a>(item: &'a Node, keys: &[String]) -> Option<Vec<&'a str>> {
+        if item.kind != Kind::Mapping {
+            return None;
+        }
+        keys.iter()
+            .map(|k| {
+                let v = field(item, k)?.value;
+                let usable = v.kind == Kind::Scalar && !v.value.is_empty();
+                (usable && !is_missing_or_null(Some(v))).then_some(v.value.as_str())
+            })
+            .collect()
+    }
+    let mut rows = Vec::with_capacity(list.content.len());
+    for item in &list.content {
+        match row(item, keys) {
+            Some(r) if !rows.contains(&r) => rows.push(r),
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// `Walker.GetSchema`: a schema written in a source's comment, else the
@@ -264,6 +387,13 @@ fn field_names(dest: &Node, origin: Option<&Node>) -> Vec<String> {
 }
 
 /// The key node of field `name`, unless it is null.
+fn map_key<'a>(node: &'a Node, name: &str) -> Option<&'a Node> {
+    field(node, name)
+        .map(|f| f.key)
+        .filter(|k| !is_missing_or_null(Some(k)))
+}
+
+/// Mutable [`map_key`].
 fn map_key_mut<'a>(node: &'a mut Node, name: &str) -> Option<&'a mut Node> {
     rnode::field_key_mut(node, name).filter(|k| !is_missing_or_null(Some(k)))
 }

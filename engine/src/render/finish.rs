@@ -25,7 +25,7 @@ pub fn finish(
 ) -> Result<Vec<u8>, RenderError> {
     adjust_rel_paths(&mut resources, root_dir)?;
     attribute(&mut resources);
-    write_output(&resources, &options.output, root_dir, &hydrator.input_files)
+    write_output(resources, &options.output, root_dir, &hydrator.input_files)
 }
 
 /// Writes `resources` (paths relative to `root_dir`) as `output` asks:
@@ -33,7 +33,7 @@ pub fn finish(
 /// as a ResourceList or plain YAML for stdout (returned), or into a new
 /// directory. Shared by `render` and `fn eval`.
 pub(crate) fn write_output(
-    resources: &[Node],
+    resources: Vec<Node>,
     output: &Output,
     root_dir: &Path,
     input_files: &BTreeSet<String>,
@@ -51,7 +51,7 @@ pub(crate) fn write_output(
 }
 
 fn write_output_unclassified(
-    resources: &[Node],
+    resources: Vec<Node>,
     output: &Output,
     root_dir: &Path,
     input_files: &BTreeSet<String>,
@@ -84,12 +84,12 @@ fn write_output_unclassified(
                 ],
                 ..Default::default()
             }
-            .write(&nodes)
+            .write_owned(nodes)
             .map_err(|e| RenderError::Message(e.to_string()))
         }
         Output::Dir(dir) => {
             let nodes = reread(&wrapped(resources)?)?;
-            let files = pkgio::render_files(&nodes, &writer_options(dir))
+            let files = pkgio::render_files(nodes, &writer_options(dir))
                 .map_err(|e| RenderError::Message(e.to_string()))?;
             std::fs::create_dir_all(dir).map_err(|e| {
                 RenderError::Message(format!(
@@ -130,14 +130,14 @@ fn check_writable<'a>(
 }
 
 /// The resources as one `ResourceList`, reader annotations kept.
-fn wrapped(resources: &[Node]) -> Result<Vec<u8>, RenderError> {
+fn wrapped(resources: Vec<Node>) -> Result<Vec<u8>, RenderError> {
     byteio::ByteWriter {
         keep_reader_annotations: true,
         wrapping_kind: "ResourceList".into(),
         wrapping_api_version: "config.kubernetes.io/v1".into(),
         ..Default::default()
     }
-    .write(resources)
+    .write_owned(resources)
     .map_err(|e| RenderError::Message(e.to_string()))
 }
 

@@ -4,7 +4,7 @@
 //! The key ([`render_key`]) covers every file under the root (relative path
 //! and bytes; `.git` skipped; symlinks by target), the identity of every
 //! function the Kptfiles name (a built-in's name and behaviour version, an
-//! exec program's content hash, an image's name), the flags that change a
+//! exec program's content hash, an image's ID and repo digests), the flags that change a
 //! render, the root's directory name (it shows in the log) and krmgraph's
 //! version. It does not cover where the tree is: two checkouts share keys.
 //!
@@ -300,8 +300,9 @@ impl<'r> Identities<'r> {
 }
 
 /// One function's identity: `builtin <name> <version>`, the blake3 of an
-/// exec program's file, or `image <name>`; `None` when the program cannot
-/// be read.
+/// exec program's file, or the image's name, ID and repo digests; `None`
+/// when the program cannot be read or the image's digest is not known
+/// before running (`container::image_identity`).
 pub(crate) fn function_identity(
     f: &crate::kptfile::Function,
     runner: &RunnerOptions,
@@ -316,7 +317,7 @@ pub(crate) fn function_identity(
     Some(
         match builtin::lookup(&image).filter(|_| runner.uses_builtin(&image)) {
             Some(b) => format!("builtin {} {}", b.name, b.version).into_bytes(),
-            None => format!("image {image}").into_bytes(),
+            None => crate::fnruntime::container::image_identity(&image, runner)?.into_bytes(),
         },
     )
 }

@@ -193,11 +193,16 @@ fn str_of(v: &[u8]) -> String {
 }
 
 /// A collection being built (a suspended `document()`, `sequence()` or
-/// `mapping()` call of go-yaml's recursive decoder).
+/// `mapping()` call of go-yaml's recursive decoder). The children of the
+/// open sequences and mappings wait in one shared list, each collection's
+/// from the index it holds here, and move into its `content` when it ends:
+/// one allocation of the exact size per collection rather than a vector
+/// regrown child by child, which also leaves the tree compact in memory
+/// for whoever walks it next (the emitter).
 enum Frame {
     Document(Node),
-    Sequence(Node),
-    Mapping(Node),
+    Sequence(Node, usize),
+    Mapping(Node, usize),
 }
 
 /// go-yaml's decode-side `parser`: events to nodes.
@@ -206,6 +211,9 @@ struct NodeParser {
     event: Event,
     anchors: HashSet<String>,
     done_init: bool,
+    /// The children of the open collections (see [`Frame`]); empty
+    /// between documents, kept for its allocation.
+    children: Vec<Node>,
 }
 
 impl NodeParser {
@@ -215,6 +223,7 @@ impl NodeParser {
             event: Event::default(),
             anchors: HashSet::new(),
             done_init: false,
+            children: Vec::new(),
         }
     }
 
@@ -372,6 +381,16 @@ impl NodeParser {
     /// `parse()`: the next node (a document at the top level), or `None` at
     /// the end of the stream.
     fn parse(&mut self) -> Result<Option<Node>, YamlError> {
+        let mut children = std::mem::take(&mut self.children);
+        let result = self.parse_into(&mut children);
+        children.clear();
+        self.children = children;
+        result
+    }
+
+    /// [`parse`](NodeParser::parse), with the children of open collections
+    /// in `children`.
+    fn parse_into(&mut self, children: &mut Vec<Node>) -> Result<Option<Node>, YamlError> {
         self.init()?;
         let mut stack: Vec<Frame> = Vec::new();
         loop {
@@ -381,16 +400,16 @@ impl NodeParser {
                 EventType::Alias => self.alias()?,
                 EventType::MappingStart => {
                     let n = self.mapping_start()?;
-                    stack.push(Frame::Mapping(n));
-                    match self.collection_loop(&mut stack)? {
+                    stack.push(Frame::Mapping(n, children.len()));
+                    match self.collection_loop(&mut stack, children)? {
                         Some(n) => n,
                         None => continue,
                     }
                 }
                 EventType::SequenceStart => {
                     let n = self.sequence_start()?;
-                    stack.push(Frame::Sequence(n));
-                    match self.collection_loop(&mut stack)? {
+                    stack.push(Frame::Sequence(n, children.len()));
+                    match self.collection_loop(&mut stack, children)? {
                         Some(n) => n,
                         None => continue,
                     }
@@ -425,7 +444,8 @@ impl NodeParser {
                 };
                 match top {
                     Frame::Document(n) => {
-                        n.content.push(done);
+                        // A document has one child: exactly that.
+                        n.content = vec![done];
                         let mut n = match stack.pop() {
                             Some(Frame::Document(n)) => n,
                             _ => unreachable!("top frame is a document"),
@@ -436,48 +456,47 @@ impl NodeParser {
                         self.expect(EventType::DocumentEnd)?;
                         done = n;
                     }
-                    Frame::Sequence(n) => {
-                        n.content.push(done);
-                        match self.collection_loop(&mut stack)? {
+                    Frame::Sequence(..) => {
+                        children.push(done);
+                        match self.collection_loop(&mut stack, children)? {
                             Some(n) => done = n,
                             None => break,
                         }
                     }
-                    Frame::Mapping(n) => {
+                    Frame::Mapping(n, start) => {
                         let block = !n.style.has(Style::FLOW);
-                        n.content.push(done);
-                        let len = n.content.len();
+                        children.push(done);
+                        // The mapping's content so far.
+                        let content = &mut children[*start..];
+                        let len = content.len();
                         if len % 2 == 1 {
                             // A key was parsed.
-                            if block && !n.content[len - 1].foot_comment.is_empty() {
+                            if block && !content[len - 1].foot_comment.is_empty() {
                                 // Must be a foot comment for the prior value when being dedented.
                                 if len > 2 {
-                                    let foot = std::mem::take(&mut n.content[len - 1].foot_comment);
-                                    n.content[len - 3].foot_comment = foot;
+                                    let foot = std::mem::take(&mut content[len - 1].foot_comment);
+                                    content[len - 3].foot_comment = foot;
                                 }
                             }
                             // Parse the value.
                             break;
                         }
                         // A value was parsed.
-                        if n.content[len - 2].foot_comment.is_empty()
-                            && !n.content[len - 1].foot_comment.is_empty()
+                        if content[len - 2].foot_comment.is_empty()
+                            && !content[len - 1].foot_comment.is_empty()
                         {
-                            let foot = std::mem::take(&mut n.content[len - 1].foot_comment);
-                            n.content[len - 2].foot_comment = foot;
+                            let foot = std::mem::take(&mut content[len - 1].foot_comment);
+                            content[len - 2].foot_comment = foot;
                         }
                         if self.peek()? == EventType::TailComment {
-                            let Some(Frame::Mapping(n)) = stack.last_mut() else {
-                                unreachable!("top frame is a mapping")
-                            };
-                            let len = n.content.len();
-                            if n.content[len - 2].foot_comment.is_empty() {
-                                n.content[len - 2].foot_comment =
+                            let key = children.len() - 2;
+                            if children[key].foot_comment.is_empty() {
+                                children[key].foot_comment =
                                     string(std::mem::take(&mut self.event.foot_comment));
                             }
                             self.expect(EventType::TailComment)?;
                         }
-                        match self.collection_loop(&mut stack)? {
+                        match self.collection_loop(&mut stack, children)? {
                             Some(n) => done = n,
                             None => break,
                         }
@@ -490,17 +509,24 @@ impl NodeParser {
     /// The loop condition of `sequence()` / `mapping()` for the collection
     /// on top of the stack: if its end event is next, finish it (pop it and
     /// return it); otherwise return `None` so the next child is parsed.
-    fn collection_loop(&mut self, stack: &mut Vec<Frame>) -> Result<Option<Node>, YamlError> {
+    fn collection_loop(
+        &mut self,
+        stack: &mut Vec<Frame>,
+        children: &mut Vec<Node>,
+    ) -> Result<Option<Node>, YamlError> {
         let end = match stack.last() {
-            Some(Frame::Sequence(_)) => EventType::SequenceEnd,
-            Some(Frame::Mapping(_)) => EventType::MappingEnd,
+            Some(Frame::Sequence(..)) => EventType::SequenceEnd,
+            Some(Frame::Mapping(..)) => EventType::MappingEnd,
             _ => return Ok(None),
         };
         if self.peek()? != end {
             return Ok(None);
         }
         let mut n = match stack.pop() {
-            Some(Frame::Sequence(n)) | Some(Frame::Mapping(n)) => n,
+            Some(Frame::Sequence(n, start)) | Some(Frame::Mapping(n, start)) => Node {
+                content: children.split_off(start),
+                ..n
+            },
             _ => unreachable!("top frame is a collection"),
         };
         n.line_comment = string(std::mem::take(&mut self.event.line_comment));

@@ -33,17 +33,25 @@
 //! Naming: Go's `yaml_emitter_X(emitter, ...)` is `Emitter::X(&mut self, ...)`
 //! here, and the `put`/`write`/`write_break` helpers keep their names, so the
 //! code reads line by line against the Go. Go's `bool` results (false after
-//! `yaml_emitter_set_emitter_error`) are `Result<(), EmitError>`. Output goes
+//! `yaml_emitter_set_emitter_error`) are `EmitResult`s. Output goes
 //! into one `Vec<u8>`; writing to it cannot fail, so the writer functions
 //! return nothing and `yaml_emitter_flush` is a no-op.
+//!
+//! Events come in two forms: owned [`Event`]s ([`Emitter::emit`], queued
+//! as Go queues them) and borrowed [`EventRef`]s (`Emitter::emit_ref`, the
+//! encoder's path: they borrow from the `Node` tree, and at most one waits
+//! for look-ahead, in a slot the encoder keeps). The states read
+//! [`EventRef`]s either way; what they keep between events (comments, the
+//! anchor) is copied into buffers the emitter reuses.
 
 mod analyze;
 mod nodes;
 mod write;
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use super::event::{Event, EventType, TagDirective, VersionDirective};
+use super::event::{Event, EventRef, EventType, VersionDirective};
 
 /// An error from the emitter or the encoder. `problem` is go-yaml's message
 /// (`expected STREAM-START`); `Display` prefixes `yaml: ` as go-yaml's
@@ -55,14 +63,16 @@ pub struct EmitError {
     pub problem: String,
 }
 
-/// Result of the emitter functions (Go's `bool`).
-pub(crate) type EmitResult = Result<(), EmitError>;
+/// Result of the emitter functions (Go's `bool`). The error is boxed so
+/// that the result is one word, returned in a register by the dozen
+/// functions an event passes through; errors are rare.
+pub(crate) type EmitResult = Result<(), Box<EmitError>>;
 
 /// `yaml_emitter_set_emitter_error`: the error go-yaml would record.
 pub(crate) fn yaml_emitter_set_emitter_error(problem: impl Into<String>) -> EmitResult {
-    Err(EmitError {
+    Err(Box::new(EmitError {
         problem: problem.into(),
-    })
+    }))
 }
 
 /// Line break styles (`yaml_break_t`).
@@ -122,11 +132,12 @@ pub(crate) struct TagData {
     pub(crate) suffix: Vec<u8>,
 }
 
-/// Scalar analysis (`scalar_data`).
+/// Scalar analysis (`scalar_data`). Go keeps the value here; it is read
+/// from the event being processed instead, so only its length is kept.
 #[derive(Default)]
 pub(crate) struct ScalarData {
-    /// The scalar value.
-    pub(crate) value: Vec<u8>,
+    /// The length of the scalar value.
+    pub(crate) length: usize,
     /// Does the scalar contain line breaks?
     pub(crate) multiline: bool,
     /// Can the scalar be expressed in the flow plain style?
@@ -139,6 +150,13 @@ pub(crate) struct ScalarData {
     pub(crate) block_allowed: bool,
     /// The output style.
     pub(crate) style: u8,
+}
+
+/// A `%TAG` directive in effect: Go's `yaml_tag_directive_t`, with the
+/// default directives borrowed.
+pub(crate) struct TagDirectiveData {
+    pub(crate) handle: Cow<'static, [u8]>,
+    pub(crate) prefix: Cow<'static, [u8]>,
 }
 
 /// go-yaml's `default_tag_directives` (from `parserc.go`).
@@ -165,17 +183,24 @@ pub struct Emitter {
     pub(crate) state: State,
     pub(crate) states: Vec<State>,
 
-    /// The events waiting behind the one being processed: `events[0]` is
-    /// Go's `events[events_head+1]` while an event is processed, and Go's
-    /// `events[events_head]` between events.
+    /// The events waiting to be processed ([`Emitter::emit`]): `events[0]`
+    /// is Go's `events[events_head+1]` while an event is processed, and
+    /// Go's `events[events_head]` between events.
     pub(crate) events: VecDeque<Event>,
     /// The type of the event being processed (Go's
     /// `events[events_head].typ`), which Go keeps at the queue head.
     pub(crate) head: EventType,
+    /// The type of the event queued behind it (Go's
+    /// `events[events_head+1].typ`), `None` if none is: all the look-ahead
+    /// the states do.
+    pub(crate) next: EventType,
 
     pub(crate) indents: Vec<isize>,
 
-    pub(crate) tag_directives: Vec<TagDirective>,
+    /// The document's `%TAG` directives, then go-yaml's defaults. Cleared
+    /// at document end, keeping its allocation; the defaults are borrowed,
+    /// so a document costs no allocation here.
+    pub(crate) tag_directives: Vec<TagDirectiveData>,
 
     pub(crate) indent: isize,
 
@@ -205,10 +230,6 @@ pub struct Emitter {
     pub(crate) tail_comment: Vec<u8>,
 
     pub(crate) key_line_comment: Vec<u8>,
-
-    /// Scalar value buffers done with, handed back to the encoder so a
-    /// scalar costs no allocation (not in Go, where the GC does this).
-    pub(crate) spare: Vec<Vec<u8>>,
 }
 
 impl Default for Emitter {
@@ -234,6 +255,7 @@ impl Emitter {
             states: Vec::with_capacity(16),
             events: VecDeque::with_capacity(16),
             head: EventType::None,
+            next: EventType::None,
             indents: Vec::with_capacity(16),
             tag_directives: Vec::new(),
             indent: 0,
@@ -257,7 +279,6 @@ impl Emitter {
             foot_comment: Vec::new(),
             tail_comment: Vec::new(),
             key_line_comment: Vec::new(),
-            spare: Vec::new(),
         }
     }
 
@@ -304,21 +325,6 @@ impl Emitter {
     /// The bytes written, consuming the emitter.
     pub fn into_output(self) -> Vec<u8> {
         self.out
-    }
-
-    /// A cleared buffer for the next event's scalar value.
-    #[inline]
-    pub(crate) fn buffer(&mut self) -> Vec<u8> {
-        self.spare.pop().unwrap_or_default()
-    }
-
-    /// Keep `v` for [`buffer`](Emitter::buffer).
-    #[inline]
-    pub(crate) fn recycle(&mut self, mut v: Vec<u8>) {
-        if v.capacity() != 0 && self.spare.len() < 8 {
-            v.clear();
-            self.spare.push(v);
-        }
     }
 
     // ---- writerc.go and the output helpers of emitterc.go ----
@@ -398,18 +404,66 @@ impl Emitter {
     /// an error every call fails with it again (go-yaml keeps the failed
     /// event at the head of its queue and fails on it again).
     pub fn emit(&mut self, event: Event) -> Result<(), EmitError> {
-        if let Some(err) = &self.error {
-            return Err(err.clone());
+        self.sticky(|e| e.emit_event(event)).map_err(|err| *err)
+    }
+
+    /// [`emit`](Emitter::emit) for the encoder's borrowed events, with the
+    /// least look-ahead that gives the same bytes: a SEQUENCE-START or
+    /// MAPPING-START waits in `pending` for the next event, everything
+    /// else is processed at once. Go accumulates up to three events, but
+    /// the states only ever look at the type of the event after a
+    /// collection start (`check_empty_sequence`, `check_empty_mapping`),
+    /// so the events are processed in the same order with the same
+    /// look-ahead; only when an error surfaces can differ, and the encoder
+    /// shows no bytes once one has. DOCUMENT-END is never left pending.
+    ///
+    /// Inlined into the encoder so that the event, built in the encoder's
+    /// frame, is read in place rather than copied (it is ~150 bytes).
+    #[inline(always)]
+    pub(crate) fn emit_ref<'a>(
+        &mut self,
+        pending: &mut Option<EventRef<'a>>,
+        event: EventRef<'a>,
+    ) -> EmitResult {
+        if let Some(start) = pending {
+            let result = self.process_sticky(start, event.typ);
+            *pending = None;
+            result?;
         }
-        let result = self.emit_event(event);
+        if matches!(
+            event.typ,
+            EventType::SequenceStart | EventType::MappingStart
+        ) {
+            *pending = Some(event);
+            return self.sticky(|_| Ok(()));
+        }
+        self.process_sticky(&event, EventType::None)
+    }
+
+    /// Process `event`, followed by an event of type `next`, unless an
+    /// earlier event failed; remember the error.
+    fn process_sticky(&mut self, event: &EventRef<'_>, next: EventType) -> EmitResult {
+        self.sticky(|e| {
+            e.next = next;
+            e.process_event(event)
+        })
+    }
+
+    /// Run `f` unless an earlier event failed; remember its error.
+    #[inline]
+    fn sticky(&mut self, f: impl FnOnce(&mut Emitter) -> EmitResult) -> EmitResult {
+        if let Some(err) = &self.error {
+            return Err(Box::new(err.clone()));
+        }
+        let result = f(self);
         if let Err(err) = &result {
-            self.error = Some(err.clone());
+            self.error = Some((**err).clone());
         }
         result
     }
 
     /// `yaml_emitter_emit` proper.
-    fn emit_event(&mut self, mut event: Event) -> EmitResult {
+    fn emit_event(&mut self, event: Event) -> EmitResult {
         if self.events.is_empty()
             && !matches!(
                 event.typ,
@@ -417,14 +471,16 @@ impl Emitter {
             )
         {
             // Go queues it and `need_more_events` lets it through at once.
-            return self.process_event(&mut event);
+            self.next = EventType::None;
+            return self.process_event(&event.borrowed());
         }
         self.events.push_back(event);
         while !self.need_more_events() {
-            let Some(mut event) = self.events.pop_front() else {
+            let Some(event) = self.events.pop_front() else {
                 break;
             };
-            self.process_event(&mut event)?;
+            self.next = self.events.front().map_or(EventType::None, |e| e.typ);
+            self.process_event(&event.borrowed())?;
         }
         Ok(())
     }
@@ -432,7 +488,7 @@ impl Emitter {
     /// The body of Go's `yaml_emitter_emit` loop for the head event, taken
     /// off the queue (its type stays in `head` for the look-ahead checks).
     #[inline]
-    fn process_event(&mut self, event: &mut Event) -> EmitResult {
+    fn process_event(&mut self, event: &EventRef<'_>) -> EmitResult {
         self.head = event.typ;
         self.analyze_event(event)?;
         self.state_machine(event)?;
@@ -447,10 +503,10 @@ impl Emitter {
     ///  - 2 events for SEQUENCE-START
     ///  - 3 events for MAPPING-START
     fn need_more_events(&self) -> bool {
-        if self.events.is_empty() {
+        let Some(head) = self.events.front() else {
             return true;
-        }
-        let accumulate = match self.events[0].typ {
+        };
+        let accumulate = match head.typ {
             EventType::DocumentStart => 1,
             EventType::SequenceStart => 2,
             EventType::MappingStart => 3,
@@ -482,8 +538,8 @@ impl Emitter {
     /// Append a directive to the directives stack.
     fn append_tag_directive(
         &mut self,
-        handle: &[u8],
-        prefix: &[u8],
+        handle: Cow<'static, [u8]>,
+        prefix: Cow<'static, [u8]>,
         allow_duplicates: bool,
     ) -> EmitResult {
         for td in &self.tag_directives {
@@ -494,10 +550,8 @@ impl Emitter {
                 return yaml_emitter_set_emitter_error("duplicate %TAG directive");
             }
         }
-        self.tag_directives.push(TagDirective {
-            handle: handle.to_vec(),
-            prefix: prefix.to_vec(),
-        });
+        self.tag_directives
+            .push(TagDirectiveData { handle, prefix });
         Ok(())
     }
 
@@ -556,7 +610,7 @@ impl Emitter {
     }
 
     /// State dispatcher.
-    fn state_machine(&mut self, event: &Event) -> EmitResult {
+    fn state_machine(&mut self, event: &EventRef<'_>) -> EmitResult {
         match self.state {
             State::StreamStart => self.emit_stream_start(event),
             State::FirstDocumentStart => self.emit_document_start(event, true),
@@ -582,7 +636,7 @@ impl Emitter {
     }
 
     /// Expect STREAM-START.
-    fn emit_stream_start(&mut self, event: &Event) -> EmitResult {
+    fn emit_stream_start(&mut self, event: &EventRef<'_>) -> EmitResult {
         if event.typ != EventType::StreamStart {
             return yaml_emitter_set_emitter_error("expected STREAM-START");
         }
@@ -613,19 +667,23 @@ impl Emitter {
     }
 
     /// Expect DOCUMENT-START or STREAM-END.
-    fn emit_document_start(&mut self, event: &Event, first: bool) -> EmitResult {
+    fn emit_document_start(&mut self, event: &EventRef<'_>, first: bool) -> EmitResult {
         if event.typ == EventType::DocumentStart {
             if let Some(version_directive) = &event.version_directive {
                 self.analyze_version_directive(version_directive)?;
             }
 
-            for tag_directive in &event.tag_directives {
+            for tag_directive in event.tag_directives {
                 self.analyze_tag_directive(tag_directive)?;
-                self.append_tag_directive(&tag_directive.handle, &tag_directive.prefix, false)?;
+                self.append_tag_directive(
+                    tag_directive.handle.clone().into(),
+                    tag_directive.prefix.clone().into(),
+                    false,
+                )?;
             }
 
             for (handle, prefix) in DEFAULT_TAG_DIRECTIVES {
-                self.append_tag_directive(handle, prefix, true)?;
+                self.append_tag_directive(handle.into(), prefix.into(), true)?;
             }
 
             let mut implicit = event.implicit;
@@ -649,7 +707,7 @@ impl Emitter {
 
             if !event.tag_directives.is_empty() {
                 implicit = false;
-                for tag_directive in &event.tag_directives {
+                for tag_directive in event.tag_directives {
                     self.write_indicator(b"%TAG", true, false, false);
                     self.write_tag_handle(&tag_directive.handle);
                     self.write_tag_content(&tag_directive.prefix, true);
@@ -690,7 +748,7 @@ impl Emitter {
     }
 
     /// Expect the root node.
-    fn emit_document_content(&mut self, event: &Event) -> EmitResult {
+    fn emit_document_content(&mut self, event: &EventRef<'_>) -> EmitResult {
         self.states.push(State::DocumentEnd);
 
         self.process_head_comment();
@@ -701,7 +759,7 @@ impl Emitter {
     }
 
     /// Expect DOCUMENT-END.
-    fn emit_document_end(&mut self, event: &Event) -> EmitResult {
+    fn emit_document_end(&mut self, event: &EventRef<'_>) -> EmitResult {
         if event.typ != EventType::DocumentEnd {
             return yaml_emitter_set_emitter_error("expected DOCUMENT-END");
         }

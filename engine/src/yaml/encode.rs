@@ -20,9 +20,15 @@
 //!
 //! Only `Node` trees are encoded (no reflection over arbitrary values).
 //! Alias nodes carry the anchor name in `value` and encode as `*value`.
+//!
+//! The events borrow their text, comments and anchors from the tree
+//! ([`EventRef`]); the event waiting for the emitter's look-ahead lives in
+//! a `Walk` of one document, which the tree outlives.
 
-use super::emitter::{EmitError, Emitter};
-use super::event::{collection_style, scalar_style, Event, EventType};
+use std::borrow::Cow;
+
+use super::emitter::{EmitError, EmitResult, Emitter};
+use super::event::{collection_style, scalar_style, EventRef, EventType};
 use super::node::{long_tag, short_tag, tag, Kind, Node, Style};
 use super::resolve::resolve_tag;
 
@@ -93,22 +99,18 @@ impl Encoder {
     }
 
     /// Run `f` unless an earlier call failed; remember its error.
-    fn guard(
-        &mut self,
-        f: impl FnOnce(&mut Encoder) -> Result<(), EmitError>,
-    ) -> Result<(), EmitError> {
+    fn guard(&mut self, f: impl FnOnce(&mut Encoder) -> EmitResult) -> Result<(), EmitError> {
         if let Some(err) = &self.error {
             return Err(err.clone());
         }
-        let result = f(self);
-        if let Err(err) = &result {
-            self.error = Some(err.clone());
-        }
-        result
+        f(self).map_err(|err| {
+            self.error = Some((*err).clone());
+            *err
+        })
     }
 
     /// `encoder.init`.
-    fn init(&mut self) -> Result<(), EmitError> {
+    fn init(&mut self) -> EmitResult {
         if self.done_init {
             return Ok(());
         }
@@ -116,43 +118,59 @@ impl Encoder {
             self.indent = 4;
         }
         self.emitter.best_indent = self.indent.min(isize::MAX as usize) as isize;
-        self.emit(Event {
-            typ: EventType::StreamStart,
-            ..Event::default()
-        })?;
+        self.walk().emit(event(EventType::StreamStart))?;
         self.done_init = true;
         Ok(())
     }
 
     /// `encoder.finish`.
-    fn finish_stream(&mut self) -> Result<(), EmitError> {
+    fn finish_stream(&mut self) -> EmitResult {
         self.emitter.open_ended = false;
-        self.emit(Event {
-            typ: EventType::StreamEnd,
-            ..Event::default()
-        })
+        self.walk().emit(event(EventType::StreamEnd))
     }
 
-    /// `encoder.emit`.
-    #[inline]
-    fn emit(&mut self, event: Event) -> Result<(), EmitError> {
-        self.emitter.emit(event)
-    }
-
-    /// `encoder.marshalDoc` for a `*Node`.
-    fn marshal_doc(&mut self, node: &Node) -> Result<(), EmitError> {
-        self.init()?;
-        if node.kind == Kind::Document && !is_zero(node) {
-            self.node(node, "")
-        } else {
-            self.emit(document_start())?;
-            self.node(node, "")?;
-            self.emit(document_end())
+    /// A walk with no event pending.
+    fn walk<'a>(&mut self) -> Walk<'_, 'a> {
+        Walk {
+            emitter: &mut self.emitter,
+            pending: None,
         }
     }
 
+    /// `encoder.marshalDoc` for a `*Node`.
+    fn marshal_doc(&mut self, node: &Node) -> EmitResult {
+        self.init()?;
+        let mut walk = self.walk();
+        if node.kind == Kind::Document && !is_zero(node) {
+            walk.node(node, "")?;
+        } else {
+            walk.emit(document_start())?;
+            walk.node(node, "")?;
+            walk.emit(document_end())?;
+        }
+        // DOCUMENT-END is never pending: the emitter has taken every event.
+        debug_assert!(walk.pending.is_none());
+        Ok(())
+    }
+}
+
+/// The encoding of one document: the emitter, and the collection start
+/// waiting for the emitter's look-ahead, borrowing from the document's
+/// tree (`'a`).
+struct Walk<'e, 'a> {
+    emitter: &'e mut Emitter,
+    pending: Option<EventRef<'a>>,
+}
+
+impl<'a> Walk<'_, 'a> {
+    /// `encoder.emit`.
+    #[inline]
+    fn emit(&mut self, event: EventRef<'a>) -> EmitResult {
+        self.emitter.emit_ref(&mut self.pending, event)
+    }
+
     /// `encoder.nilv`.
-    fn nilv(&mut self) -> Result<(), EmitError> {
+    fn nilv(&mut self) -> EmitResult {
         self.emit_scalar("null", "", "", scalar_style::PLAIN, "", "", "", "")
     }
 
@@ -160,36 +178,29 @@ impl Encoder {
     #[allow(clippy::too_many_arguments)]
     fn emit_scalar(
         &mut self,
-        value: &str,
-        anchor: &str,
-        tag: &str,
+        value: &'a str,
+        anchor: &'a str,
+        tag: &'a str,
         style: u8,
-        head: &str,
-        line: &str,
-        foot: &str,
-        tail: &str,
-    ) -> Result<(), EmitError> {
+        head: &'a str,
+        line: &'a str,
+        foot: &'a str,
+        tail: &'a str,
+    ) -> EmitResult {
         let implicit = tag.is_empty();
-        let tag = if implicit {
-            Vec::new()
-        } else {
-            long_tag(tag).as_bytes().to_vec()
-        };
-        let mut value_bytes = self.emitter.buffer();
-        value_bytes.extend_from_slice(value.as_bytes());
-        self.emit(Event {
+        self.emit(EventRef {
             typ: EventType::Scalar,
-            anchor: bytes(anchor),
-            tag,
-            value: value_bytes,
+            anchor: anchor.as_bytes(),
+            tag: long_tag_bytes(tag),
+            value: value.as_bytes(),
             implicit,
             quoted_implicit: implicit,
             style,
-            head_comment: bytes(head),
-            line_comment: bytes(line),
-            foot_comment: bytes(foot),
-            tail_comment: bytes(tail),
-            ..Event::default()
+            head_comment: head.as_bytes(),
+            line_comment: line.as_bytes(),
+            foot_comment: foot.as_bytes(),
+            tail_comment: tail.as_bytes(),
+            ..EventRef::default()
         })
     }
 
@@ -199,10 +210,11 @@ impl Encoder {
     /// Go recurses; this walks the tree with an explicit stack so that
     /// trees as deep as go-yaml parses (10000 levels) cannot overflow the
     /// thread's stack. Each Go step is marked where it happens: the start
-    /// events in [`node_start`](Encoder::node_start), the loops over
+    /// events in [`node_start`](Walk::node_start), the loops over
     /// `node.Content` and the end events here.
-    fn node(&mut self, node: &Node, tail: &str) -> Result<(), EmitError> {
-        let mut stack: Vec<Frame<'_>> = Vec::new();
+    fn node(&mut self, node: &'a Node, tail: &'a str) -> EmitResult {
+        // Deep enough for KRM documents without regrowing.
+        let mut stack: Vec<Frame<'a>> = Vec::with_capacity(32);
         self.node_start(node, tail, &node.foot_comment, &mut stack)?;
         while let Some(frame) = stack.pop() {
             match frame {
@@ -216,7 +228,7 @@ impl Encoder {
                         self.node_start(child, "", &child.foot_comment, &mut stack)?;
                     } else {
                         let mut end = document_end();
-                        end.foot_comment = bytes(&node.foot_comment);
+                        end.foot_comment = node.foot_comment.as_bytes();
                         self.emit(end)?;
                     }
                 }
@@ -229,11 +241,11 @@ impl Encoder {
                         });
                         self.node_start(child, "", &child.foot_comment, &mut stack)?;
                     } else {
-                        self.emit(Event {
+                        self.emit(EventRef {
                             typ: EventType::SequenceEnd,
-                            line_comment: bytes(&node.line_comment),
-                            foot_comment: bytes(foot),
-                            ..Event::default()
+                            line_comment: node.line_comment.as_bytes(),
+                            foot_comment: foot.as_bytes(),
+                            ..EventRef::default()
                         })?;
                     }
                 }
@@ -259,12 +271,12 @@ impl Encoder {
                         });
                         self.node_start(k, tail, "", &mut stack)?;
                     } else {
-                        self.emit(Event {
+                        self.emit(EventRef {
                             typ: EventType::MappingEnd,
-                            tail_comment: bytes(tail),
-                            line_comment: bytes(&node.line_comment),
-                            foot_comment: bytes(foot),
-                            ..Event::default()
+                            tail_comment: tail.as_bytes(),
+                            line_comment: node.line_comment.as_bytes(),
+                            foot_comment: foot.as_bytes(),
+                            ..EventRef::default()
                         })?;
                     }
                 }
@@ -293,13 +305,13 @@ impl Encoder {
     /// aliases). Collections push the frame that walks their children.
     /// `foot` is the node's foot comment, empty for a key whose foot
     /// comment moved to the next key.
-    fn node_start<'a>(
+    fn node_start(
         &mut self,
         node: &'a Node,
-        tail: &str,
+        tail: &'a str,
         foot: &'a str,
         stack: &mut Vec<Frame<'a>>,
-    ) -> Result<(), EmitError> {
+    ) -> EmitResult {
         // Zero nodes behave as nil.
         if is_zero(node) {
             return self.nilv();
@@ -307,7 +319,7 @@ impl Encoder {
 
         // If the tag was not explicitly requested, and dropping it won't change the
         // implicit tag of the value, don't include it in the presentation.
-        let mut tag: &str = &node.tag;
+        let mut tag: &'a str = &node.tag;
         let stag = short_tag(&node.tag);
         let mut force_quoting = false;
         if !tag.is_empty() && !node.style.has(Style::TAGGED) {
@@ -338,7 +350,7 @@ impl Encoder {
         match node.kind {
             Kind::Document => {
                 let mut start = document_start();
-                start.head_comment = bytes(&node.head_comment);
+                start.head_comment = node.head_comment.as_bytes();
                 self.emit(start)?;
                 stack.push(Frame::Document { node, next: 0 });
                 Ok(())
@@ -350,14 +362,14 @@ impl Encoder {
                 } else {
                     collection_style::BLOCK
                 };
-                self.emit(Event {
+                self.emit(EventRef {
                     typ: EventType::SequenceStart,
-                    anchor: bytes(&node.anchor),
-                    tag: long_tag(tag).as_bytes().to_vec(),
+                    anchor: node.anchor.as_bytes(),
+                    tag: long_tag_bytes(tag),
                     implicit: tag.is_empty(),
                     style,
-                    head_comment: bytes(&node.head_comment),
-                    ..Event::default()
+                    head_comment: node.head_comment.as_bytes(),
+                    ..EventRef::default()
                 })?;
                 stack.push(Frame::Sequence {
                     node,
@@ -373,15 +385,15 @@ impl Encoder {
                 } else {
                     collection_style::BLOCK
                 };
-                self.emit(Event {
+                self.emit(EventRef {
                     typ: EventType::MappingStart,
-                    anchor: bytes(&node.anchor),
-                    tag: long_tag(tag).as_bytes().to_vec(),
+                    anchor: node.anchor.as_bytes(),
+                    tag: long_tag_bytes(tag),
                     implicit: tag.is_empty(),
                     style,
-                    tail_comment: bytes(tail),
-                    head_comment: bytes(&node.head_comment),
-                    ..Event::default()
+                    tail_comment: tail.as_bytes(),
+                    head_comment: node.head_comment.as_bytes(),
+                    ..EventRef::default()
                 })?;
                 stack.push(Frame::MappingKey {
                     node,
@@ -392,13 +404,13 @@ impl Encoder {
                 Ok(())
             }
 
-            Kind::Alias => self.emit(Event {
+            Kind::Alias => self.emit(EventRef {
                 typ: EventType::Alias,
-                anchor: bytes(&node.value),
-                head_comment: bytes(&node.head_comment),
-                line_comment: bytes(&node.line_comment),
-                foot_comment: bytes(foot),
-                ..Event::default()
+                anchor: node.value.as_bytes(),
+                head_comment: node.head_comment.as_bytes(),
+                line_comment: node.line_comment.as_bytes(),
+                foot_comment: foot.as_bytes(),
+                ..EventRef::default()
             }),
 
             Kind::Scalar => {
@@ -414,7 +426,7 @@ impl Encoder {
                     scalar_style::LITERAL
                 } else if node.style.has(Style::FOLDED) {
                     scalar_style::FOLDED
-                } else if value.contains('\n') {
+                } else if value.bytes().any(|b| b == b'\n') {
                     scalar_style::LITERAL
                 } else if force_quoting {
                     scalar_style::DOUBLE_QUOTED
@@ -497,26 +509,34 @@ fn is_zero(node: &Node) -> bool {
         && node.column == 0
 }
 
+/// An event of type `typ` with nothing else set.
+fn event<'a>(typ: EventType) -> EventRef<'a> {
+    EventRef {
+        typ,
+        ..EventRef::default()
+    }
+}
+
 /// An implicit DOCUMENT-START.
-fn document_start() -> Event {
-    Event {
-        typ: EventType::DocumentStart,
+fn document_start<'a>() -> EventRef<'a> {
+    EventRef {
         implicit: true,
-        ..Event::default()
+        ..event(EventType::DocumentStart)
     }
 }
 
 /// An implicit DOCUMENT-END.
-fn document_end() -> Event {
-    Event {
-        typ: EventType::DocumentEnd,
+fn document_end<'a>() -> EventRef<'a> {
+    EventRef {
         implicit: true,
-        ..Event::default()
+        ..event(EventType::DocumentEnd)
     }
 }
 
-/// `[]byte(s)`.
-#[inline]
-fn bytes(s: &str) -> Vec<u8> {
-    s.as_bytes().to_vec()
+/// `[]byte(longTag(tag))`: borrowed unless the tag is a `!!` short form.
+fn long_tag_bytes(tag: &str) -> Cow<'_, [u8]> {
+    match long_tag(tag) {
+        Cow::Borrowed(tag) => Cow::Borrowed(tag.as_bytes()),
+        Cow::Owned(tag) => Cow::Owned(tag.into_bytes()),
+    }
 }

@@ -2,6 +2,13 @@
 //! produces events) and the emitter (which consumes them). A port of the
 //! event half of go-yaml v3's `yamlh.go`; field names follow the Go source so
 //! the ported state machines read line for line against it.
+//!
+//! Two event types: [`Event`] owns its payloads (the parser makes them, and
+//! they outlive the input), and [`EventRef`] borrows them (the emitter
+//! consumes these: the encoder points them into the `Node` tree it walks,
+//! so writing a node costs no copy of its text, comments or anchor).
+
+use std::borrow::Cow;
 
 /// A position in the input: byte offset, 0-based line and 0-based column
 /// (columns count characters, as go-yaml does).
@@ -139,6 +146,63 @@ pub struct Event {
     pub tag: Vec<u8>,
     /// Scalar value.
     pub value: Vec<u8>,
+    /// Document start/end indicator implicit, or tag optional.
+    pub implicit: bool,
+    /// Tag optional for non-plain scalar styles.
+    pub quoted_implicit: bool,
+    /// Scalar style (`scalar_style::*`) or collection style
+    /// (`collection_style::*`).
+    pub style: u8,
+}
+
+impl Event {
+    /// The event with its payloads borrowed, as the emitter reads it.
+    pub fn borrowed(&self) -> EventRef<'_> {
+        EventRef {
+            typ: self.typ,
+            version_directive: self.version_directive,
+            tag_directives: &self.tag_directives,
+            head_comment: &self.head_comment,
+            line_comment: &self.line_comment,
+            foot_comment: &self.foot_comment,
+            tail_comment: &self.tail_comment,
+            anchor: &self.anchor,
+            tag: Cow::Borrowed(&self.tag),
+            value: &self.value,
+            implicit: self.implicit,
+            quoted_implicit: self.quoted_implicit,
+            style: self.style,
+        }
+    }
+}
+
+/// An emitter event whose payloads borrow from the caller: what
+/// [`Event`] carries minus the marks, which the emitter never reads. Go
+/// passes slices too; an owned event per node would cost an allocation per
+/// comment and a few hundred bytes of moves.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventRef<'a> {
+    /// The event type.
+    pub typ: EventType,
+    /// `%YAML` directive (document start).
+    pub version_directive: Option<VersionDirective>,
+    /// `%TAG` directives (document start).
+    pub tag_directives: &'a [TagDirective],
+    /// Comment lines above the node.
+    pub head_comment: &'a [u8],
+    /// Comment at the end of the node's line.
+    pub line_comment: &'a [u8],
+    /// Comment lines below the node.
+    pub foot_comment: &'a [u8],
+    /// Foot comment at the end of a block.
+    pub tail_comment: &'a [u8],
+    /// Anchor name (scalar, collection start, alias).
+    pub anchor: &'a [u8],
+    /// Tag (scalar, collection start). Owned only when the encoder had to
+    /// spell a short tag out (`!!int` is written as its long form).
+    pub tag: Cow<'a, [u8]>,
+    /// Scalar value.
+    pub value: &'a [u8],
     /// Document start/end indicator implicit, or tag optional.
     pub implicit: bool,
     /// Tag optional for non-plain scalar styles.

@@ -82,7 +82,12 @@ fn resolve_number(value: &str) -> Resolved {
     if is_timestamp(value) {
         return Resolved::Timestamp;
     }
-    let plain = value.replace('_', "");
+    // Most numbers have no `_`: no copy for them.
+    let plain: std::borrow::Cow<'_, str> = if value.contains('_') {
+        value.replace('_', "").into()
+    } else {
+        value.into()
+    };
     if let Some(v) = go_parse_int_base0(&plain) {
         return v;
     }

@@ -43,6 +43,36 @@ const MAX_INDENTS: usize = 10000;
 /// The longest version number of `%YAML`.
 const MAX_NUMBER_LENGTH: i8 = 2;
 
+/// Characters a plain scalar's run fast path copies: printable ASCII
+/// other than the space, `:` (which may end the scalar) and the flow
+/// indicators (which end it in flow context).
+static PLAIN_RUN: [bool; 256] = ascii_table(b" :,?[]{}");
+
+/// Characters a line comment's run fast path copies: printable ASCII and
+/// the tab (no line break, no NUL, nothing that could start NEL, LS or
+/// PS).
+static COMMENT_RUN: [bool; 256] = {
+    let mut t = ascii_table(b"");
+    t[b'\t' as usize] = true;
+    t
+};
+
+/// Printable ASCII (`0x20..=0x7E`) minus `except`.
+const fn ascii_table(except: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut c = 0x20;
+    while c <= 0x7E {
+        t[c] = true;
+        c += 1;
+    }
+    let mut i = 0;
+    while i < except.len() {
+        t[except[i] as usize] = false;
+        i += 1;
+    }
+    t
+}
+
 /// A mark with a signed index shift, as Go's `int` arithmetic on marks.
 #[inline]
 fn mark(index: usize, line: usize, column: usize) -> Mark {
@@ -111,6 +141,35 @@ impl Parser {
         self.buffer_pos += w;
         self.mark.index += 1;
         self.mark.column += 1;
+    }
+
+    /// `read` for each character of the run at `buffer_pos` that `keep`
+    /// picks, at most `limit` of them; how many. A fast path for the
+    /// scanners' read loops: the caller bounds `limit` so that none of
+    /// the `cache` calls skipped would have refilled (go-yaml's refill
+    /// points are observable), and `keep` picks only ASCII, so bytes are
+    /// characters.
+    #[inline]
+    fn read_run(&mut self, s: &mut Vec<u8>, limit: usize, keep: &[bool; 256]) -> usize {
+        let start = self.buffer_pos;
+        let run = &self.buffer[start..];
+        let n = run
+            .iter()
+            .take(limit)
+            .take_while(|&&c| keep[c as usize])
+            .count();
+        if n == 0 {
+            return 0;
+        }
+        let run = &run[..n];
+        if run.iter().any(|&c| c != b' ' && c != b'\t') {
+            self.newlines = 0;
+        }
+        s.extend_from_slice(run);
+        self.buffer_pos += n;
+        self.mark.index += n;
+        self.mark.column += n;
+        n
     }
 
     /// Copy a line break character to a string buffer and advance pointers.
@@ -2454,6 +2513,16 @@ impl Parser {
 
             // Consume non-blank characters.
             while !is_blankz(&self.buffer, self.buffer_pos) {
+                // A run of ordinary characters with nothing to join before
+                // them is copied at once: each would pass the checks below,
+                // and `cache(2)` after it without a refill.
+                if !leading_blanks && whitespaces.is_empty() {
+                    let limit = self.frontier.saturating_sub(self.mark.index + 2);
+                    if self.read_run(&mut s, limit, &PLAIN_RUN) > 0 {
+                        end_mark = self.mark;
+                        continue;
+                    }
+                }
                 let c = self.ch(0);
                 // Check for indicators that may end a plain scalar.
                 if (c == b':' && is_blankz(&self.buffer, self.buffer_pos + 1))
@@ -2605,6 +2674,10 @@ impl Parser {
                             start_mark = self.mark;
                         }
                         self.read(&mut text);
+                        // The rest of the line at once, as long as each
+                        // `cache(1)` above would pass without a refill.
+                        let limit = self.frontier.saturating_sub(self.mark.index + 1);
+                        self.read_run(&mut text, limit, &COMMENT_RUN);
                     } else {
                         self.skip();
                     }

@@ -29,7 +29,7 @@ use super::{
     is_alpha, is_ascii, is_blank, is_blankz, is_break, is_printable, is_space, width,
     yaml_emitter_set_emitter_error, EmitResult, Emitter,
 };
-use crate::yaml::event::{scalar_style, Event, EventType, TagDirective};
+use crate::yaml::event::{scalar_style, EventRef, EventType, TagDirective};
 
 /// Printable ASCII that, past the first character, neither is an indicator
 /// (`, ? [ ] { } : #`) nor a space: the scalar analysis only notes that the
@@ -77,7 +77,7 @@ impl Emitter {
     }
 
     /// Check if an anchor is valid.
-    fn analyze_anchor(&mut self, anchor: Vec<u8>, alias: bool) -> EmitResult {
+    fn analyze_anchor(&mut self, anchor: &[u8], alias: bool) -> EmitResult {
         if anchor.is_empty() {
             let problem = if alias {
                 "alias value must not be empty"
@@ -88,7 +88,7 @@ impl Emitter {
         }
         let mut i = 0;
         while i < anchor.len() {
-            if !is_alpha(&anchor, i) {
+            if !is_alpha(anchor, i) {
                 let problem = if alias {
                     "alias value must contain alphanumerical characters only"
                 } else {
@@ -98,7 +98,7 @@ impl Emitter {
             }
             i += width(anchor[i]).max(1);
         }
-        self.anchor_data.anchor = anchor;
+        set(&mut self.anchor_data.anchor, anchor);
         self.anchor_data.alias = alias;
         Ok(())
     }
@@ -127,7 +127,7 @@ impl Emitter {
     }
 
     /// Check if a scalar is valid.
-    fn analyze_scalar(&mut self, value: Vec<u8>) -> EmitResult {
+    fn analyze_scalar(&mut self, value: &[u8]) -> EmitResult {
         let mut block_indicators = false;
         let mut flow_indicators = false;
         let mut line_breaks = false;
@@ -144,9 +144,7 @@ impl Emitter {
         let mut previous_space = false;
         let mut previous_break = false;
 
-        let old = std::mem::replace(&mut self.scalar_data.value, value);
-        self.recycle(old);
-        let value = &self.scalar_data.value[..];
+        self.scalar_data.length = value.len();
 
         if value.is_empty() {
             self.scalar_data.multiline = false;
@@ -299,46 +297,46 @@ impl Emitter {
         Ok(())
     }
 
-    /// Check if the event data is valid. The comments, anchor and value
-    /// move from the event into the emitter (Go shares the slices; the
-    /// event is deleted right after).
-    pub(super) fn analyze_event(&mut self, event: &mut Event) -> EmitResult {
+    /// Check if the event data is valid. The comments and the anchor are
+    /// copied into the emitter's buffers (Go shares the slices; these
+    /// outlive the borrowed event).
+    pub(super) fn analyze_event(&mut self, event: &EventRef<'_>) -> EmitResult {
         self.anchor_data.anchor.clear();
         self.tag_data.handle.clear();
         self.tag_data.suffix.clear();
-        self.scalar_data.value.clear();
+        self.scalar_data.length = 0;
 
         if !event.head_comment.is_empty() {
-            self.head_comment = std::mem::take(&mut event.head_comment);
+            set(&mut self.head_comment, event.head_comment);
         }
         if !event.line_comment.is_empty() {
-            self.line_comment = std::mem::take(&mut event.line_comment);
+            set(&mut self.line_comment, event.line_comment);
         }
         if !event.foot_comment.is_empty() {
-            self.foot_comment = std::mem::take(&mut event.foot_comment);
+            set(&mut self.foot_comment, event.foot_comment);
         }
         if !event.tail_comment.is_empty() {
-            self.tail_comment = std::mem::take(&mut event.tail_comment);
+            set(&mut self.tail_comment, event.tail_comment);
         }
 
         match event.typ {
             EventType::Alias => {
-                self.analyze_anchor(std::mem::take(&mut event.anchor), true)?;
+                self.analyze_anchor(event.anchor, true)?;
             }
             EventType::Scalar => {
                 if !event.anchor.is_empty() {
-                    self.analyze_anchor(std::mem::take(&mut event.anchor), false)?;
+                    self.analyze_anchor(event.anchor, false)?;
                 }
                 if !event.tag.is_empty()
                     && (self.canonical || (!event.implicit && !event.quoted_implicit))
                 {
                     self.analyze_tag(&event.tag)?;
                 }
-                self.analyze_scalar(std::mem::take(&mut event.value))?;
+                self.analyze_scalar(event.value)?;
             }
             EventType::SequenceStart | EventType::MappingStart => {
                 if !event.anchor.is_empty() {
-                    self.analyze_anchor(std::mem::take(&mut event.anchor), false)?;
+                    self.analyze_anchor(event.anchor, false)?;
                 }
                 if !event.tag.is_empty() && (self.canonical || !event.implicit) {
                     self.analyze_tag(&event.tag)?;
@@ -350,7 +348,7 @@ impl Emitter {
     }
 
     /// Determine an acceptable scalar style.
-    pub(super) fn select_scalar_style(&mut self, event: &Event) -> EmitResult {
+    pub(super) fn select_scalar_style(&mut self, event: &EventRef<'_>) -> EmitResult {
         let no_tag = self.tag_data.handle.is_empty() && self.tag_data.suffix.is_empty();
         if no_tag && !event.implicit && !event.quoted_implicit {
             return yaml_emitter_set_emitter_error("neither tag nor implicit flags are specified");
@@ -373,8 +371,7 @@ impl Emitter {
             {
                 style = scalar_style::SINGLE_QUOTED;
             }
-            if self.scalar_data.value.is_empty() && (self.flow_level > 0 || self.simple_key_context)
-            {
+            if self.scalar_data.length == 0 && (self.flow_level > 0 || self.simple_key_context) {
                 style = scalar_style::SINGLE_QUOTED;
             }
             if no_tag && !event.implicit {
@@ -398,11 +395,19 @@ impl Emitter {
         Ok(())
     }
 
-    /// Write an anchor.
+    /// Write an anchor. (The checks for nothing to do, here and in the
+    /// other `process_*` steps, are inlined: most nodes have no anchor,
+    /// tag or comment.)
+    #[inline]
     pub(super) fn process_anchor(&mut self) {
         if self.anchor_data.anchor.is_empty() {
             return;
         }
+        self.write_anchor_data();
+    }
+
+    /// The rest of [`process_anchor`](Emitter::process_anchor).
+    fn write_anchor_data(&mut self) {
         let c: &[u8] = if self.anchor_data.alias { b"*" } else { b"&" };
         self.write_indicator(c, true, false, false);
         let anchor = std::mem::take(&mut self.anchor_data.anchor);
@@ -411,10 +416,16 @@ impl Emitter {
     }
 
     /// Write a tag.
+    #[inline]
     pub(super) fn process_tag(&mut self) {
         if self.tag_data.handle.is_empty() && self.tag_data.suffix.is_empty() {
             return;
         }
+        self.write_tag_data();
+    }
+
+    /// The rest of [`process_tag`](Emitter::process_tag).
+    fn write_tag_data(&mut self) {
         let handle = std::mem::take(&mut self.tag_data.handle);
         let suffix = std::mem::take(&mut self.tag_data.suffix);
         if !handle.is_empty() {
@@ -432,20 +443,26 @@ impl Emitter {
         self.tag_data.suffix = suffix;
     }
 
-    /// Write a scalar.
-    pub(super) fn process_scalar(&mut self) -> EmitResult {
-        let value = std::mem::take(&mut self.scalar_data.value);
+    /// Write a scalar: `value`, the event's (Go reads
+    /// `emitter.scalar_data.value`, the same slice).
+    pub(super) fn process_scalar(&mut self, value: &[u8]) -> EmitResult {
         let allow_breaks = !self.simple_key_context;
         match self.scalar_data.style {
-            scalar_style::PLAIN => self.write_plain_scalar(&value, allow_breaks),
-            scalar_style::SINGLE_QUOTED => self.write_single_quoted_scalar(&value, allow_breaks),
-            scalar_style::DOUBLE_QUOTED => self.write_double_quoted_scalar(&value, allow_breaks),
-            scalar_style::LITERAL => self.write_literal_scalar(&value),
-            scalar_style::FOLDED => self.write_folded_scalar(&value),
+            scalar_style::PLAIN => self.write_plain_scalar(value, allow_breaks),
+            scalar_style::SINGLE_QUOTED => self.write_single_quoted_scalar(value, allow_breaks),
+            scalar_style::DOUBLE_QUOTED => self.write_double_quoted_scalar(value, allow_breaks),
+            scalar_style::LITERAL => self.write_literal_scalar(value),
+            scalar_style::FOLDED => self.write_folded_scalar(value),
             // Go panics.
             _ => return yaml_emitter_set_emitter_error("unknown scalar style"),
         }
-        self.scalar_data.value = value;
         Ok(())
     }
+}
+
+/// Replace the contents of `buffer` with `bytes`, keeping its allocation.
+#[inline]
+fn set(buffer: &mut Vec<u8>, bytes: &[u8]) {
+    buffer.clear();
+    buffer.extend_from_slice(bytes);
 }

@@ -26,7 +26,7 @@
 //! (`check_empty_sequence`, `check_empty_mapping`, `check_simple_key`).
 
 use super::{yaml_emitter_set_emitter_error, EmitResult, Emitter, State};
-use crate::yaml::event::{collection_style, Event, EventType};
+use crate::yaml::event::{collection_style, EventRef, EventType};
 
 impl Emitter {
     /// Whether a line, foot or tail comment is pending.
@@ -38,7 +38,7 @@ impl Emitter {
     /// Expect a flow item node.
     pub(super) fn emit_flow_sequence_item(
         &mut self,
-        event: &Event,
+        event: &EventRef<'_>,
         first: bool,
         trail: bool,
     ) -> EmitResult {
@@ -93,7 +93,7 @@ impl Emitter {
     /// Expect a flow key node.
     pub(super) fn emit_flow_mapping_key(
         &mut self,
-        event: &Event,
+        event: &EventRef<'_>,
         first: bool,
         trail: bool,
     ) -> EmitResult {
@@ -148,7 +148,11 @@ impl Emitter {
     }
 
     /// Expect a flow value node.
-    pub(super) fn emit_flow_mapping_value(&mut self, event: &Event, simple: bool) -> EmitResult {
+    pub(super) fn emit_flow_mapping_value(
+        &mut self,
+        event: &EventRef<'_>,
+        simple: bool,
+    ) -> EmitResult {
         if simple {
             self.write_indicator(b":", false, false, false);
         } else {
@@ -172,7 +176,11 @@ impl Emitter {
     }
 
     /// Expect a block item node.
-    pub(super) fn emit_block_sequence_item(&mut self, event: &Event, first: bool) -> EmitResult {
+    pub(super) fn emit_block_sequence_item(
+        &mut self,
+        event: &EventRef<'_>,
+        first: bool,
+    ) -> EmitResult {
         if first {
             let seq = self.mapping_context
                 && (self.column == 0 || !self.indention)
@@ -195,7 +203,11 @@ impl Emitter {
     }
 
     /// Expect a block key node.
-    pub(super) fn emit_block_mapping_key(&mut self, event: &Event, first: bool) -> EmitResult {
+    pub(super) fn emit_block_mapping_key(
+        &mut self,
+        event: &EventRef<'_>,
+        first: bool,
+    ) -> EmitResult {
         if first {
             self.increase_indent(false, false)?;
         }
@@ -222,7 +234,11 @@ impl Emitter {
     }
 
     /// Expect a block value node.
-    pub(super) fn emit_block_mapping_value(&mut self, event: &Event, simple: bool) -> EmitResult {
+    pub(super) fn emit_block_mapping_value(
+        &mut self,
+        event: &EventRef<'_>,
+        simple: bool,
+    ) -> EmitResult {
         if simple {
             self.write_indicator(b":", false, false, false);
         } else {
@@ -259,7 +275,7 @@ impl Emitter {
     /// Expect a node.
     pub(super) fn emit_node(
         &mut self,
-        event: &Event,
+        event: &EventRef<'_>,
         root: bool,
         sequence: bool,
         mapping: bool,
@@ -283,26 +299,26 @@ impl Emitter {
     }
 
     /// Expect ALIAS.
-    pub(super) fn emit_alias(&mut self, _event: &Event) -> EmitResult {
+    pub(super) fn emit_alias(&mut self, _event: &EventRef<'_>) -> EmitResult {
         self.process_anchor();
         self.pop_state();
         Ok(())
     }
 
     /// Expect SCALAR.
-    pub(super) fn emit_scalar(&mut self, event: &Event) -> EmitResult {
+    pub(super) fn emit_scalar(&mut self, event: &EventRef<'_>) -> EmitResult {
         self.select_scalar_style(event)?;
         self.process_anchor();
         self.process_tag();
         self.increase_indent(true, false)?;
-        self.process_scalar()?;
+        self.process_scalar(event.value)?;
         self.pop_indent();
         self.pop_state();
         Ok(())
     }
 
     /// Expect SEQUENCE-START.
-    pub(super) fn emit_sequence_start(&mut self, event: &Event) -> EmitResult {
+    pub(super) fn emit_sequence_start(&mut self, event: &EventRef<'_>) -> EmitResult {
         self.process_anchor();
         self.process_tag();
         if self.flow_level > 0
@@ -318,7 +334,7 @@ impl Emitter {
     }
 
     /// Expect MAPPING-START.
-    pub(super) fn emit_mapping_start(&mut self, event: &Event) -> EmitResult {
+    pub(super) fn emit_mapping_start(&mut self, event: &EventRef<'_>) -> EmitResult {
         self.process_anchor();
         self.process_tag();
         if self.flow_level > 0
@@ -340,18 +356,12 @@ impl Emitter {
 
     /// Check if the next events represent an empty sequence.
     pub(super) fn check_empty_sequence(&self) -> bool {
-        let Some(next) = self.events.front() else {
-            return false;
-        };
-        self.head == EventType::SequenceStart && next.typ == EventType::SequenceEnd
+        self.head == EventType::SequenceStart && self.next == EventType::SequenceEnd
     }
 
     /// Check if the next events represent an empty mapping.
     pub(super) fn check_empty_mapping(&self) -> bool {
-        let Some(next) = self.events.front() else {
-            return false;
-        };
-        self.head == EventType::MappingStart && next.typ == EventType::MappingEnd
+        self.head == EventType::MappingStart && self.next == EventType::MappingEnd
     }
 
     /// Check if the next node can be expressed as a simple key.
@@ -368,7 +378,7 @@ impl Emitter {
                 length += self.anchor_data.anchor.len()
                     + self.tag_data.handle.len()
                     + self.tag_data.suffix.len()
-                    + self.scalar_data.value.len();
+                    + self.scalar_data.length;
             }
             EventType::SequenceStart => {
                 if !self.check_empty_sequence() {

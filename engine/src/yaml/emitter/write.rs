@@ -41,6 +41,24 @@ fn special(c: u8) -> bool {
     SPECIAL[c as usize]
 }
 
+/// The bytes [`comment_special`] picks.
+static COMMENT_SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = c == b'\n' as usize || c == b'\r' as usize || c >= 0x80;
+        c += 1;
+    }
+    t
+};
+
+/// Whether the byte needs the per-character path of the comment writer
+/// (a line break, or non-ASCII that could be NEL, LS or PS).
+#[inline(always)]
+fn comment_special(c: u8) -> bool {
+    COMMENT_SPECIAL[c as usize]
+}
+
 /// The bytes [`special`] picks.
 static SPECIAL: [bool; 256] = {
     let mut t = [false; 256];
@@ -61,9 +79,16 @@ impl Emitter {
     /// `write` for each of them).
     #[inline(always)]
     fn write_run(&mut self, value: &[u8], i: &mut usize) {
+        self.write_run_until(value, i, special);
+    }
+
+    /// Copy the run of characters at `i` up to the first that `stop`
+    /// picks, or the next character if it is one.
+    #[inline(always)]
+    fn write_run_until(&mut self, value: &[u8], i: &mut usize, stop: fn(u8) -> bool) {
         let start = *i;
         let mut j = start;
-        while j < value.len() && !special(value[j]) {
+        while j < value.len() && !stop(value[j]) {
             j += 1;
         }
         if j == start {
@@ -477,7 +502,15 @@ impl Emitter {
     }
 
     /// Write a head comment.
+    #[inline]
     pub(super) fn process_head_comment(&mut self) {
+        if !self.tail_comment.is_empty() || !self.head_comment.is_empty() {
+            self.write_head_comment();
+        }
+    }
+
+    /// The rest of [`process_head_comment`](Emitter::process_head_comment).
+    fn write_head_comment(&mut self) {
         if !self.tail_comment.is_empty() {
             self.write_indent();
             let comment = std::mem::take(&mut self.tail_comment);
@@ -501,10 +534,15 @@ impl Emitter {
     }
 
     /// Write an line comment.
+    #[inline]
     pub(super) fn process_line_comment(&mut self) {
-        if self.line_comment.is_empty() {
-            return;
+        if !self.line_comment.is_empty() {
+            self.write_line_comment();
         }
+    }
+
+    /// The rest of [`process_line_comment`](Emitter::process_line_comment).
+    fn write_line_comment(&mut self) {
         if !self.whitespace {
             self.put(b' ');
         }
@@ -515,10 +553,15 @@ impl Emitter {
     }
 
     /// Write a foot comment.
+    #[inline]
     pub(super) fn process_foot_comment(&mut self) {
-        if self.foot_comment.is_empty() {
-            return;
+        if !self.foot_comment.is_empty() {
+            self.write_foot_comment();
         }
+    }
+
+    /// The rest of [`process_foot_comment`](Emitter::process_foot_comment).
+    fn write_foot_comment(&mut self) {
         self.write_indent();
         let comment = std::mem::take(&mut self.foot_comment);
         self.write_comment(&comment);
@@ -553,7 +596,7 @@ impl Emitter {
                     }
                     pound = true;
                 }
-                self.write(comment, &mut i);
+                self.write_run_until(comment, &mut i, comment_special);
                 self.indention = false;
                 breaks = false;
             }
