@@ -1,12 +1,15 @@
 //! `BlobDir`: the content-addressed file store for step outputs.
 //!
 //! A blob lives at `blobs/<first 2 hex>/<other 62 hex>` of its blake3 digest.
-//! Writes go to a unique file in `tmp/` (same filesystem), are fsynced, and
-//! are renamed into place, then the fan-out directory is fsynced: a crash
-//! leaves either the whole blob or none. Blobs are write-once by name, so two
-//! writers of the same content both succeed and either file wins. Every read
-//! re-hashes the bytes; a missing, unreadable, truncated or altered blob is a
-//! miss, and a bad file is removed on the spot.
+//! Writes go to a unique file in `tmp/` (same filesystem) and are renamed
+//! into place, so a reader never sees a blob being written. They are not
+//! fsynced: a render writes a blob per step (hundreds), an fsync costs
+//! milliseconds each, and durability is not what keeps the cache correct —
+//! every read re-hashes the bytes, so a blob a crash lost or tore is a miss
+//! like any other. Blobs are write-once by name, so two writers of the same
+//! content both succeed and either file wins. A missing, unreadable,
+//! truncated or altered blob is a miss, and a bad file is removed on the
+//! spot.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -75,7 +78,6 @@ impl BlobDir {
         let (tmp_path, mut file) = self.create_tmp(&digest)?;
         let written = file
             .write_all(content)
-            .and_then(|()| file.sync_all())
             .map_err(|e| Error::io(&tmp_path, e))
             .and_then(|()| self.install(&tmp_path, &path));
         if written.is_err() {
@@ -174,15 +176,13 @@ impl BlobDir {
         }
     }
 
-    /// Renames a synced temp file to `path` and makes the rename durable.
+    /// Renames a written temp file to `path`.
     fn install(&self, tmp_path: &Path, path: &Path) -> Result<()> {
-        let fan = path.parent().expect("blob paths have a fan-out directory");
+        let Some(fan) = path.parent() else {
+            return Err(Error::io(path, io::ErrorKind::InvalidInput.into()));
+        };
         fs::create_dir_all(fan).map_err(|e| Error::io(fan, e))?;
-        fs::rename(tmp_path, path).map_err(|e| Error::io(path, e))?;
-        // Without this a power loss can forget the rename (uv#16841).
-        File::open(fan)
-            .and_then(|dir| dir.sync_all())
-            .map_err(|e| Error::io(fan, e))
+        fs::rename(tmp_path, path).map_err(|e| Error::io(path, e))
     }
 }
 

@@ -9,7 +9,7 @@
 //! | `store` | the [`Store`] trait and its reports ([`Hit`], [`Stats`], [`GcReport`], [`VerifyReport`]) |
 //! | `gc` | which records and blobs a gc removes |
 //! | `sled_store` | [`SledStore`]: sled index + blob files in a cache directory |
-//! | `blobs` | the content-addressed blob files (tmp → fsync → rename, verified reads) |
+//! | `blobs` | the content-addressed blob files (tmp → rename, verified reads) |
 //! | `memory` | [`MemoryStore`], for tests and uncached renders |
 //! | `location` | [`resolve_dir`]: `--cache-dir`, `KRMGRAPH_CACHE_DIR`, XDG, `$HOME` |
 //! | `error` | [`Error`] |

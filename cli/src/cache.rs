@@ -6,17 +6,69 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use krmgraph_cache::{Digest, SledStore, Store};
 use krmgraph_engine::render::shortcut::{self, Replay, Snapshot};
-use krmgraph_engine::render::RenderOptions;
+use krmgraph_engine::render::{RenderCache, RenderOptions};
 
 /// A render's view of the cache: the store, the tree as read before the
 /// render, and its key.
 pub struct Cached {
-    store: SledStore,
-    before: Snapshot,
+    store: Arc<SledStore>,
+    before: Arc<Snapshot>,
     key: Digest,
+}
+
+/// The tree a render reads, and (in place) its whole-render key.
+pub struct Tree {
+    /// Every file under the root.
+    pub snapshot: Arc<Snapshot>,
+    /// `shortcut::render_key` of the snapshot, if the render has one.
+    pub key: Option<Digest>,
+}
+
+/// Opens the cache store — `None`, with one warning, when it cannot be
+/// used (the render then runs uncached) — and meanwhile, on another thread,
+/// reads the tree at `root` and computes its whole-render key (opening the
+/// store and reading a small tree take about as long).
+pub fn open_reading(
+    cache_dir: Option<&Path>,
+    root: &Path,
+    options: &RenderOptions,
+) -> (Option<Arc<SledStore>>, Option<Tree>) {
+    let (store, tree) = std::thread::scope(|s| {
+        let reading = s.spawn(|| {
+            let snapshot = Snapshot::read(root).ok()?;
+            let key = shortcut::render_key(&snapshot, root, options);
+            Some(Tree {
+                snapshot: Arc::new(snapshot),
+                key,
+            })
+        });
+        let store = SledStore::open_default(cache_dir);
+        (store, reading.join().ok().flatten())
+    });
+    match store {
+        Ok(store) => (Some(Arc::new(store)), tree),
+        Err(e) => {
+            eprintln!("[WARN] krmgraph: rendering without the cache: {e}");
+            (None, None)
+        }
+    }
+}
+
+/// The step cache of a render using `store` and the tree as read before it.
+pub fn step_cache(
+    store: &Arc<SledStore>,
+    snapshot: Option<Arc<Snapshot>>,
+    verify: bool,
+) -> RenderCache {
+    RenderCache {
+        store: store.clone(),
+        snapshot,
+        verify,
+    }
 }
 
 /// What the cache did for a render.
@@ -29,32 +81,28 @@ pub enum Lookup {
     Failed,
 }
 
-/// Opens the store, keys the tree at `pkg` and replays what it holds for
-/// it. `verify` never replays.
+/// Replays what `store` holds for the tree at `pkg` (as read, with its
+/// key). `verify` never replays.
 pub fn lookup(
     pkg: &Path,
     options: &RenderOptions,
-    cache_dir: Option<&Path>,
+    store: &Arc<SledStore>,
+    tree: &Tree,
     verify: bool,
 ) -> Lookup {
-    let store = match SledStore::open_default(cache_dir) {
-        Ok(store) => store,
-        Err(e) => {
-            eprintln!("[WARN] krmgraph: rendering without the cache: {e}");
-            return Lookup::Miss(None);
-        }
-    };
-    let Ok(before) = Snapshot::read(pkg) else {
+    let Some(key) = tree.key else {
         return Lookup::Miss(None);
     };
-    let Some(key) = shortcut::render_key(&before, pkg, options) else {
-        return Lookup::Miss(None);
+    let cached = Cached {
+        store: store.clone(),
+        before: tree.snapshot.clone(),
+        key,
     };
-    let cached = Cached { store, before, key };
     if verify {
         return Lookup::Miss(Some(cached));
     }
-    let replay = match shortcut::lookup(&cached.store, &key, options.results_dir.is_some()) {
+    let replay = match shortcut::lookup(cached.store.as_ref(), &key, options.results_dir.is_some())
+    {
         Ok(replay) => replay,
         Err(e) => {
             eprintln!("[WARN] krmgraph: cache read failed, rendering: {e}");
@@ -116,37 +164,22 @@ impl Cached {
         }
         let results = results_file.and_then(|f| std::fs::read(f).ok());
         let run = shortcut::Rendered {
-            before: &self.before,
+            before: self.before.as_ref(),
             after: &after,
             stderr,
             results: results.as_deref(),
         };
-        if let Err(e) = shortcut::record(&self.store, &self.key, pkg, options, &run) {
+        if let Err(e) = shortcut::record(self.store.as_ref(), &self.key, pkg, options, &run) {
             eprintln!("[WARN] krmgraph: could not record the render in the cache: {e}");
         }
-        self.keep_in_size();
         Ok(())
-    }
-
-    /// Keeps the cache under `KRMGRAPH_CACHE_MAX_SIZE` (default 2G): past
-    /// it, the least recently used records go until it is at 80 % of it.
-    fn keep_in_size(&self) {
-        let max = std::env::var("KRMGRAPH_CACHE_MAX_SIZE")
-            .ok()
-            .and_then(|v| parse_size(&v).ok())
-            .unwrap_or(2 << 30);
-        if let Ok(stats) = self.store.stats() {
-            if stats.total_bytes() > max {
-                let _ = self.store.gc(max / 10 * 8);
-            }
-        }
     }
 
     /// `--verify`: the fresh render must have done what the cache says a
     /// render of this tree does.
     fn verify(&self, after: &Snapshot) -> Result<(), ()> {
-        let expected = match shortcut::lookup(&self.store, &self.key, false) {
-            Ok(Some(Replay::FixedPoint)) => self.before.clone(),
+        let expected = match shortcut::lookup(self.store.as_ref(), &self.key, false) {
+            Ok(Some(Replay::FixedPoint)) => self.before.as_ref().clone(),
             Ok(Some(Replay::Exact { changes, .. })) => self.before.with(&changes),
             _ => return Ok(()),
         };
@@ -164,6 +197,21 @@ impl Cached {
                 );
                 Err(())
             }
+        }
+    }
+}
+
+/// Keeps the cache under `KRMGRAPH_CACHE_MAX_SIZE` (default 2G): past it,
+/// the least recently used records go until it is at 80 % of it. Run after
+/// a render, when nothing is being recorded.
+pub fn keep_in_size(store: &SledStore) {
+    let max = std::env::var("KRMGRAPH_CACHE_MAX_SIZE")
+        .ok()
+        .and_then(|v| parse_size(&v).ok())
+        .unwrap_or(2 << 30);
+    if let Ok(stats) = store.stats() {
+        if stats.total_bytes() > max {
+            let _ = store.gc(max / 10 * 8);
         }
     }
 }
@@ -273,14 +321,19 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
             }
         },
     };
-    let g = match graph::build(&pkg, effective, &options.runner) {
+    let store = SledStore::open_default(args.cache_dir.as_deref()).map(Arc::new);
+    let dyn_store = store.as_ref().ok().map(|s| s.clone() as Arc<dyn Store>);
+    let g = match graph::build(&pkg, effective, &options.runner, dyn_store) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("Error: {e} ");
             return std::process::ExitCode::from(1);
         }
     };
-    let state = cache_state(&pkg, &options, args.cache_dir.as_deref());
+    let state = match &store {
+        Ok(store) => cache_state(&pkg, &options, store),
+        Err(e) => format!("unavailable ({e})"),
+    };
     let text = match args.format {
         crate::args::GraphFormat::Text => graph::to_text(&g, &state),
         crate::args::GraphFormat::Dot => graph::to_dot(&g),
@@ -291,11 +344,7 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
 }
 
 /// Whether the cache holds a render of this tree, without touching it.
-fn cache_state(pkg: &Path, options: &RenderOptions, cache_dir: Option<&Path>) -> String {
-    let store = match SledStore::open_default(cache_dir) {
-        Ok(store) => store,
-        Err(e) => return format!("unavailable ({e})"),
-    };
+fn cache_state(pkg: &Path, options: &RenderOptions, store: &SledStore) -> String {
     let key = Snapshot::read(pkg)
         .ok()
         .and_then(|s| shortcut::render_key(&s, pkg, options));
@@ -303,7 +352,7 @@ fn cache_state(pkg: &Path, options: &RenderOptions, cache_dir: Option<&Path>) ->
         return "not cacheable".into();
     };
     let short = key.short_hex(12);
-    match shortcut::state(&store, &key) {
+    match shortcut::state(store, &key) {
         Ok(Some(shortcut::Recorded::Exact)) => {
             format!("hit: a render of this tree is recorded ({short})")
         }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use krmgraph_engine::eval::{EvalInput, EvalOptions};
-use krmgraph_engine::event::{kpt_log, Event, Reporter};
+use krmgraph_engine::event::{kpt_log, CacheEvent, Event, Reporter};
 use krmgraph_engine::fnruntime::RunnerOptions;
 use krmgraph_engine::kptfile::Function;
 use krmgraph_engine::render::{render, Output, RenderFailure, RenderOptions};
@@ -21,6 +21,17 @@ struct StderrReporter {
     captured: Option<Vec<u8>>,
     progress: Option<indicatif::ProgressBar>,
     functions: usize,
+    cache: CacheCounts,
+}
+
+/// What the step cache did, for the summary line; and its log, one line
+/// per event, for `KRMGRAPH_CACHE_LOG=<file>` (why did that re-run?).
+#[derive(Default)]
+struct CacheCounts {
+    ran: usize,
+    replayed: usize,
+    subtrees: usize,
+    log: Vec<String>,
 }
 
 impl StderrReporter {
@@ -30,6 +41,27 @@ impl StderrReporter {
             captured: None,
             progress: None,
             functions: 0,
+            cache: CacheCounts::default(),
+        }
+    }
+
+    /// Counts the step cache's events; warns (once per render: the cache
+    /// turns itself off) when the store failed.
+    fn count(&mut self, event: &CacheEvent) {
+        self.cache.log.push(event.to_string());
+        match event {
+            CacheEvent::StepRan { .. } => self.cache.ran += 1,
+            CacheEvent::StepReplayed { .. } => self.cache.replayed += 1,
+            CacheEvent::SubtreeReplayed { .. } => self.cache.subtrees += 1,
+            CacheEvent::StoreFailed(message) => {
+                let text = format!(
+                    "[WARN] krmgraph: the cache failed, rendering on without it: {message}\n"
+                );
+                match &self.progress {
+                    Some(bar) => bar.suspend(|| eprint!("{text}")),
+                    None => eprint!("{text}"),
+                }
+            }
         }
     }
 
@@ -57,6 +89,10 @@ impl StderrReporter {
 
 impl Reporter for StderrReporter {
     fn report(&mut self, event: &Event) {
+        if let Event::Cache(cache) = event {
+            self.count(cache);
+            return;
+        }
         let text = kpt_log(event, self.truncate);
         match &self.progress {
             Some(bar) => {
@@ -242,7 +278,7 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
         }
     }
     let pkg = resolve_symlink(&args.pkg_path)?;
-    let options = RenderOptions {
+    let mut options = RenderOptions {
         output: output.clone(),
         results_dir: args.results_dir.clone(),
         runner: RunnerOptions {
@@ -261,65 +297,95 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
         jobs: args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         }),
+        cache: None,
     };
-    let cached = if output == Output::InPlace && !args.no_cache {
-        // Keys use the root's directory name, which `.` does not show.
-        let root = krmgraph_engine::render::absolute(&pkg);
-        match crate::cache::lookup(&root, &options, args.cache_dir.as_deref(), args.verify) {
-            crate::cache::Lookup::Done => {
-                summary(&format!(
-                    "rendered from the cache in {:.2?}",
-                    started.elapsed()
-                ));
-                return Ok(());
-            }
-            crate::cache::Lookup::Failed => return Err(()),
-            crate::cache::Lookup::Miss(cached) => cached,
-        }
+    // Keys use the root's directory name, which `.` does not show.
+    let root = krmgraph_engine::render::absolute(&pkg);
+    let (store, tree) = if args.no_cache {
+        (None, None)
     } else {
-        None
+        crate::cache::open_reading(args.cache_dir.as_deref(), &root, &options)
     };
+    let cached = match (&store, &tree) {
+        (Some(store), Some(tree)) if output == Output::InPlace => {
+            match crate::cache::lookup(&root, &options, store, tree, args.verify) {
+                crate::cache::Lookup::Done => {
+                    summary(&format!(
+                        "rendered from the cache in {:.2?}",
+                        started.elapsed()
+                    ));
+                    return Ok(());
+                }
+                crate::cache::Lookup::Failed => return Err(()),
+                crate::cache::Lookup::Miss(cached) => cached,
+            }
+        }
+        _ => None,
+    };
+    options.cache = store
+        .as_ref()
+        .map(|s| crate::cache::step_cache(s, tree.map(|t| t.snapshot), args.verify));
     let mut reporter = StderrReporter::new(args.truncate_output).with_progress(&pkg);
     reporter.captured = cached.as_ref().map(|_| Vec::new());
     let rendered = render(&pkg, &options, &mut reporter);
     reporter.finish();
-    match rendered {
-        Ok(outcome) => {
-            if output == Output::InPlace {
-                let line = format!(
-                    "Successfully executed {} function(s) in {} package(s).\n",
-                    outcome.functions, outcome.packages
-                );
-                let _ = std::io::stderr().write_all(line.as_bytes());
-                if let Some(buf) = &mut reporter.captured {
-                    buf.extend(line.as_bytes());
-                }
-            }
-            let _ = std::io::stdout().write_all(&outcome.stdout);
-            if let (Some(cached), Some(stderr)) = (&cached, &reporter.captured) {
-                let results = outcome.results_file.as_ref();
-                let root = krmgraph_engine::render::absolute(&pkg);
-                cached.record(&root, &options, stderr, results, args.verify)?;
-            }
-            print_results_file(outcome.results_file.as_deref());
-            summary(&format!(
-                "{} function(s) run in {} package(s), {:.2?}{}",
-                outcome.functions,
-                outcome.packages,
-                started.elapsed(),
-                if cached.is_some() {
-                    "; recorded in the cache"
-                } else {
-                    ""
-                }
-            ));
-            Ok(())
-        }
+    if let Some(file) = std::env::var_os("KRMGRAPH_CACHE_LOG") {
+        let text: String = reporter
+            .cache
+            .log
+            .iter()
+            .map(|l| l.clone() + "\n")
+            .collect();
+        let _ = std::fs::write(file, text);
+    }
+    let outcome = match rendered {
+        Ok(outcome) => outcome,
         Err(failure) => {
             report_failure(&failure);
-            Err(())
+            return Err(());
+        }
+    };
+    if output == Output::InPlace {
+        let line = format!(
+            "Successfully executed {} function(s) in {} package(s).\n",
+            outcome.functions, outcome.packages
+        );
+        let _ = std::io::stderr().write_all(line.as_bytes());
+        if let Some(buf) = &mut reporter.captured {
+            buf.extend(line.as_bytes());
         }
     }
+    let _ = std::io::stdout().write_all(&outcome.stdout);
+    if let Some(step) = &outcome.verify_mismatch {
+        fail(&format!(
+            "--verify: {step} gave other output than the cache recorded for the same input: the function is not deterministic, or depends on something its key does not cover (files it reads, the environment); its record was replaced, and --no-cache renders without the cache"
+        ));
+        return Err(());
+    }
+    if let (Some(cached), Some(stderr)) = (&cached, &reporter.captured) {
+        let results = outcome.results_file.as_ref();
+        cached.record(&root, &options, stderr, results, args.verify)?;
+    }
+    if let Some(store) = &store {
+        crate::cache::keep_in_size(store);
+    }
+    print_results_file(outcome.results_file.as_deref());
+    let counts = &reporter.cache;
+    summary(&format!(
+        "{} function(s) in {} package(s), {:.2?}{}",
+        outcome.functions,
+        outcome.packages,
+        started.elapsed(),
+        if store.is_some() {
+            format!(
+                "; steps: {} run, {} replayed; {} subtree(s) replayed whole",
+                counts.ran, counts.replayed, counts.subtrees
+            )
+        } else {
+            String::new()
+        }
+    ));
+    Ok(())
 }
 
 /// krmgraph's own summary line, on a terminal only: piped or captured

@@ -63,6 +63,7 @@ pub fn eval(
             packages: 0,
             stdout,
             results_file,
+            verify_mismatch: None,
         }),
         Err(error) => Err(RenderFailure {
             error,

@@ -47,6 +47,61 @@ pub enum Event {
     },
     /// A warning that does not stop the render.
     Warning(String),
+    /// What the step cache did; kpt prints nothing for it.
+    Cache(CacheEvent),
+}
+
+/// What the step cache did for a step or a subtree: the render's own log
+/// of what ran, for tests (as salsa's logs) and the summary line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CacheEvent {
+    /// A step ran: the store held no record for its key.
+    StepRan {
+        /// The package's display path.
+        package: String,
+        /// The step's position in the pipeline (mutators, then validators).
+        index: usize,
+        /// Image or exec command line.
+        function: String,
+    },
+    /// A step's record was replayed instead of running it.
+    StepReplayed {
+        /// The package's display path.
+        package: String,
+        /// The step's position in the pipeline (mutators, then validators).
+        index: usize,
+        /// Image or exec command line.
+        function: String,
+    },
+    /// A whole subtree was replayed: nothing below it was read or run.
+    SubtreeReplayed {
+        /// The display path of the subtree's package.
+        package: String,
+    },
+    /// The store failed during the render; the render goes on without it.
+    StoreFailed(String),
+}
+
+/// One line of the cache's log: `ran <package>#<step> <function>`,
+/// `replayed <package>#<step> <function>`, `replayed subtree <package>`,
+/// `store failed: <message>`.
+impl std::fmt::Display for CacheEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CacheEvent::StepRan {
+                package,
+                index,
+                function,
+            } => write!(f, "ran {package}#{index} {function}"),
+            CacheEvent::StepReplayed {
+                package,
+                index,
+                function,
+            } => write!(f, "replayed {package}#{index} {function}"),
+            CacheEvent::SubtreeReplayed { package } => write!(f, "replayed subtree {package}"),
+            CacheEvent::StoreFailed(message) => write!(f, "store failed: {message}"),
+        }
+    }
 }
 
 /// Receives events as a render progresses.
@@ -113,5 +168,6 @@ pub fn kpt_log(event: &Event, truncate: bool) -> String {
             out
         }
         Event::Warning(message) => format!("[WARN] {message}\n"),
+        Event::Cache(_) => String::new(),
     }
 }

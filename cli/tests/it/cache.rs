@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::differential::MODES;
 use crate::kpt_diff::{describe_difference, render_with_env, Rendered};
 use crate::util::{copy_tree, repo_root};
 
@@ -99,15 +100,19 @@ fn replays_a_tree_rendered_elsewhere_without_running_functions() {
         }
     }
 
-    // One edit: the render runs again, and writes what an uncached render
-    // of the edited tree writes.
+    // One edit: a and the root run again (b's subtree is replayed), and
+    // the render writes what an uncached render of the edited tree writes.
     std::fs::write(
         src.join("a/cm.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a-cm\ndata:\n  k: edited\n",
     )
     .unwrap();
     let edited = render(&tmp.path().join("c3"), &src, Some(&cache), &counter, &[]);
-    assert_eq!(runs(&counter), 9);
+    assert_eq!(
+        runs(&counter),
+        8,
+        "only the edited package and the root run"
+    );
     let edited_uncached = render(&tmp.path().join("u2"), &src, None, &counter, &[]);
     assert!(describe_difference(&edited_uncached, &edited).is_none());
 }
@@ -160,6 +165,23 @@ fn a_rendered_tree_is_a_fixed_point() {
     assert!(runs(&counter) > before);
 }
 
+/// Renders `src` with a cache in `<tmp>/cache` (under `<tmp>/c1`), then
+/// renders `verify(<tmp>/c1)` with `--verify` and the same cache.
+fn render_then_verify(tmp: &Path, src: &Path, verify: impl Fn(&Path) -> PathBuf) -> Rendered {
+    let cache = tmp.join("cache");
+    let counter = tmp.join("counter");
+    let first = render(&tmp.join("c1"), src, Some(&cache), &counter, &[]);
+    assert_eq!(first.exit_code, 0, "{}", first.stderr);
+    let target = verify(&tmp.join("c1"));
+    render(
+        &tmp.join("c2"),
+        &target,
+        Some(&cache),
+        &counter,
+        &["--verify"],
+    )
+}
+
 #[test]
 fn verify_catches_a_pipeline_that_is_not_idempotent() {
     let tmp = tempfile::tempdir().unwrap();
@@ -176,18 +198,8 @@ fn verify_catches_a_pipeline_that_is_not_idempotent() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: v\n",
     )
     .unwrap();
-    let cache = tmp.path().join("cache");
-    let counter = tmp.path().join("counter");
-    let first = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
-    assert_eq!(first.exit_code, 0, "{}", first.stderr);
-    let rendered = tmp.path().join("c1/krmgraph/pkg");
-    let verified = render(
-        &tmp.path().join("c2"),
-        &rendered,
-        Some(&cache),
-        &counter,
-        &["--verify"],
-    );
+    // Rendering the rendered tree is verified.
+    let verified = render_then_verify(tmp.path(), &src, |first| first.join("krmgraph/pkg"));
     assert_eq!(verified.exit_code, 1, "{}", verified.stderr);
     assert!(
         verified.stderr.contains("--verify") && verified.stderr.contains("cm.yaml"),
@@ -196,35 +208,85 @@ fn verify_catches_a_pipeline_that_is_not_idempotent() {
     );
 }
 
-/// Every blob flipped, then every index file truncated: renders stay right.
+#[test]
+fn verify_names_a_function_that_is_not_deterministic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src").join("pkg");
+    std::fs::create_dir_all(src.join("sub")).unwrap();
+    // Its output depends on how often it ran before.
+    let counted =
+        r#"sh -c 'n=$(wc -l < \"$COUNTER\"); echo run >> \"$COUNTER\"; sed -e \"s/k: x/k: v$n/\"'"#;
+    for (dir, exec) in [("", "cat"), ("sub/", counted)] {
+        std::fs::write(
+            src.join(format!("{dir}Kptfile")),
+            format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: p\npipeline:\n  mutators:\n    - exec: \"{exec}\"\n"),
+        )
+        .unwrap();
+        std::fs::write(
+            src.join(format!("{dir}cm.yaml")),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: x\n",
+        )
+        .unwrap();
+    }
+    std::fs::write(tmp.path().join("counter"), "").unwrap();
+    // The same tree is verified.
+    let verified = render_then_verify(tmp.path(), &src, |_| src.clone());
+    assert_eq!(verified.exit_code, 1, "{}", verified.stderr);
+    assert!(
+        verified.stderr.contains("--verify: function \"sh -c")
+            && verified.stderr.contains("in package \"pkg/sub\""),
+        "{}",
+        verified.stderr
+    );
+}
+
+/// Every blob flipped, then every index file truncated: renders stay
+/// right, in place (whole-render records) and to stdout (step and subtree
+/// records), before and after an edit.
 #[test]
 fn a_damaged_cache_still_renders_correctly() {
     let tmp = tempfile::tempdir().unwrap();
     let src = source(tmp.path());
     let cache = tmp.path().join("cache");
     let counter = tmp.path().join("counter");
-    let uncached = render(&tmp.path().join("u"), &src, None, &counter, &[]);
-    render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
-    for_each_file(&cache.join("blobs"), &mut |p| {
-        let mut bytes = std::fs::read(p).unwrap();
-        if let Some(b) = bytes.first_mut() {
-            *b ^= 0xff;
+    let stdout = ["-o", "stdout"];
+    let check = |label: &str, extra: &[&str]| {
+        let uncached = render(&tmp.path().join("u"), &src, None, &counter, extra);
+        let cached = render(&tmp.path().join(label), &src, Some(&cache), &counter, extra);
+        if let Some(d) = describe_difference(&uncached, &cached) {
+            panic!("{label}: {d}");
         }
-        std::fs::write(p, bytes).unwrap();
-    });
-    let after_blobs = render(&tmp.path().join("c2"), &src, Some(&cache), &counter, &[]);
-    assert!(describe_difference(&uncached, &after_blobs).is_none());
+    };
+    check("cold", &[]);
+    check("cold-stdout", &stdout);
+    let flip_blobs = || {
+        for_each_file(&cache.join("blobs"), &mut |p| {
+            let mut bytes = std::fs::read(p).unwrap();
+            if let Some(b) = bytes.first_mut() {
+                *b ^= 0xff;
+            }
+            std::fs::write(p, bytes).unwrap();
+        })
+    };
+    flip_blobs();
+    check("flipped", &[]);
+    flip_blobs();
+    check("flipped-stdout", &stdout);
     for_each_file(&cache.join("index"), &mut |p| {
         let len = std::fs::metadata(p).unwrap().len();
         let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
         f.set_len(len / 3).unwrap();
     });
-    let after_index = render(&tmp.path().join("c3"), &src, Some(&cache), &counter, &[]);
-    assert!(
-        describe_difference(&uncached, &after_index).is_none(),
-        "{}",
-        after_index.stderr
-    );
+    check("truncated", &[]);
+    check("truncated-stdout", &stdout);
+    flip_blobs();
+    std::fs::write(
+        src.join("a/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a-cm\ndata:\n  k: edited\n",
+    )
+    .unwrap();
+    check("edited", &[]);
+    check("edited-stdout", &stdout);
 }
 
 #[test]
@@ -309,13 +371,14 @@ fn cache_command_shows_gcs_and_clears() {
         let line = stats.lines().find(|l| l.starts_with("records:")).unwrap();
         line.split_whitespace().nth(1).unwrap().parse().unwrap()
     };
-    // An exact record and a fixed point.
-    assert_eq!(records(&cache_cmd(&["stats"])), 2);
+    // An exact record, a fixed point, and a record per step (3) and per
+    // subtree (3).
+    assert_eq!(records(&cache_cmd(&["stats"])), 8);
     assert!(cache_cmd(&["verify"]).contains("checked"));
     cache_cmd(&["gc", "--max-size", "1"]);
     assert_eq!(records(&cache_cmd(&["stats"])), 0);
     render(&tmp.path().join("c2"), &src, Some(&cache), &counter, &[]);
-    assert_eq!(records(&cache_cmd(&["stats"])), 2);
+    assert_eq!(records(&cache_cmd(&["stats"])), 8);
     cache_cmd(&["clear"]);
     assert_eq!(records(&cache_cmd(&["stats"])), 0);
 }
@@ -341,6 +404,7 @@ fn graph_shows_steps_keys_and_cache_state() {
     };
     let text = graph("text");
     assert!(text.starts_with("render cache: miss"), "{text}");
+    assert!(!text.contains("(recorded"), "{text}");
     let lines: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(lines.len(), 6, "{text}");
     assert!(
@@ -361,6 +425,9 @@ fn graph_shows_steps_keys_and_cache_state() {
         json.contains("\"cache\": \"hit: a render of this tree is recorded"),
         "{json}"
     );
+    // ... and so is each of its subtrees.
+    assert_eq!(json.matches("\"recorded\": true").count(), 3, "{json}");
+    assert!(graph("text").contains("package pkg/a  <- #0  (recorded: a render replays it)"));
 }
 
 #[test]
@@ -418,7 +485,9 @@ fn rendering_dot_is_cached_like_its_path() {
 }
 
 /// Generated trees (the differential suite's, with its exec functions),
-/// cached cold and warm, equal uncached.
+/// cached cold and warm, equal uncached; then, with the step and subtree
+/// records the cold render left, every output mode with `--jobs 1` and 2;
+/// then after one leaf file is edited.
 #[test]
 fn generated_trees_render_the_same_cached() {
     let python = match crate::differential::python_dir() {
@@ -441,29 +510,83 @@ fn generated_trees_render_the_same_cached() {
     for seed in 0..seeds {
         let tmp = tempfile::tempdir().unwrap();
         let src = tmp.path().join("src").join("pkg");
-        crate::differential::write_case(
-            &crate::differential::generate(seed, &fns.to_string_lossy()),
-            &src,
-        );
+        let case = crate::differential::generate(seed, &fns.to_string_lossy());
+        crate::differential::write_case(&case, &src);
         let cache = tmp.path().join("cache").to_string_lossy().to_string();
-        let run = |dir: &str, cached: bool| {
+        let log = tmp.path().join("cache.log").to_string_lossy().to_string();
+        let run = |dir: &str, cached: bool, extra: &[&str]| {
             let work = tmp.path().join(dir);
             let mut env = vec![("PATH", path.as_str())];
             if cached {
                 env.extend([
                     ("KRMGRAPH_NO_CACHE", "0"),
                     ("KRMGRAPH_CACHE_DIR", cache.as_str()),
+                    ("KRMGRAPH_CACHE_LOG", log.as_str()),
                 ]);
             }
-            let args = ["--allow-exec", "--results-dir", "<RESULTS>"];
+            let mut args = vec!["--allow-exec"];
+            args.extend_from_slice(extra);
             let r = render_with_env("krmgraph", &work, &src, &args, &env);
             crate::differential::root_relative(r, &work.join("krmgraph"))
         };
-        let uncached = run("u", false);
+        let in_place = ["--results-dir", "<RESULTS>"];
+        let uncached = run("u", false, &in_place);
         for dir in ["cold", "warm"] {
-            if let Some(d) = describe_difference(&uncached, &run(dir, true)) {
+            if let Some(d) = describe_difference(&uncached, &run(dir, true, &in_place)) {
                 panic!("seed {seed} ({dir}): {d}");
             }
         }
+        // Cached with --jobs 1 and 2 equals `uncached`; `replays_only`: and
+        // ran nothing (the step and subtree records; the whole-render
+        // record is for in place only).
+        let compare_jobs = |label: &str, uncached: &Rendered, base: &[&str], replays_only: bool| {
+            for jobs in ["1", "2"] {
+                let mut args = base.to_vec();
+                args.extend(["--jobs", jobs]);
+                let cached = run(&format!("{label}-j{jobs}"), true, &args);
+                if let Some(d) = describe_difference(uncached, &cached) {
+                    panic!("seed {seed} ({label}, --jobs {jobs}): {d}");
+                }
+                let log = std::fs::read_to_string(&log).unwrap_or_default();
+                if replays_only && !case.expect_failure {
+                    assert!(
+                        !log.is_empty() && !log.contains("ran "),
+                        "seed {seed} ({label}, --jobs {jobs}): a warm render ran steps:\n{log}"
+                    );
+                }
+            }
+        };
+        for (mode, mode_args) in MODES.iter().filter(|(m, _)| *m != "re-render") {
+            let uncached = run(&format!("u-{mode}"), false, mode_args);
+            compare_jobs(mode, &uncached, mode_args, *mode != "in-place");
+        }
+        edit_a_leaf_file(&src);
+        let uncached = run("u-edited", false, &in_place);
+        compare_jobs("one leaf file edited", &uncached, &in_place, false);
     }
+}
+
+/// Appends a comment to the first YAML file of the deepest package under
+/// `root` (its Kptfile when it has none).
+fn edit_a_leaf_file(root: &Path) {
+    let mut packages = Vec::new();
+    for_each_file(root, &mut |p| {
+        if p.file_name().is_some_and(|n| n == "Kptfile") {
+            packages.push(p.parent().unwrap().to_path_buf());
+        }
+    });
+    let leaf = packages
+        .into_iter()
+        .max_by_key(|p| (p.components().count(), p.clone()))
+        .unwrap();
+    let mut yaml: Vec<PathBuf> = std::fs::read_dir(&leaf)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    yaml.sort();
+    let file = yaml.into_iter().next().unwrap_or(leaf.join("Kptfile"));
+    let mut text = std::fs::read(&file).unwrap();
+    text.extend(b"\n# edited\n");
+    std::fs::write(&file, text).unwrap();
 }

@@ -5,16 +5,25 @@
 //! pipeline order (mutators, then validators) and the last one feeds the
 //! package node. Depth-first, a package's first step depends on every
 //! subpackage's output; breadth-first, a subpackage's first step depends
-//! on its parent's output. A package's key covers the bytes and paths of
-//! every file of its subtree; a step's key covers its package's key, its
-//! position and its function's identity (`shortcut::function_identity`),
-//! so a key changes exactly when what that node depends on changes.
+//! on its parent's output. Depth-first, a package's key is its subtree key
+//! in the step cache (`stepcache`), and the graph tells whether the store
+//! holds a record of it (a render would replay the subtree whole);
+//! breadth-first, it covers the bytes and paths of every file of its
+//! subtree. A step's key covers its package's key, its position and its
+//! function's identity (`shortcut::function_identity`), so a key changes
+//! exactly when what that node depends on changes. (A step's key in the
+//! step cache also covers its input, which only a render knows.)
 
 use std::path::Path;
 
 use petgraph::graph::{DiGraph, NodeIndex};
 
+use std::sync::Arc;
+
+use krmgraph_cache::{MemoryStore, Store};
+
 use super::shortcut::{function_identity, Entry, Hasher, Snapshot};
+use super::stepcache::{RenderCache, StepCache};
 use super::{Order, RenderError};
 use crate::fnruntime::RunnerOptions;
 use crate::package::{direct_subpackages, Package};
@@ -26,8 +35,12 @@ pub enum GraphNode {
     Package {
         /// Its display path (`root/sub`).
         path: String,
-        /// blake3 over its subtree's files, hex.
+        /// Its subtree key (depth-first), else blake3 over its subtree's
+        /// files; hex.
         key: String,
+        /// Whether the store holds a record of the subtree (`None`: no
+        /// store, or no subtree key).
+        recorded: Option<bool>,
     },
     /// One function of a package's pipeline.
     Step {
@@ -76,21 +89,32 @@ pub struct RenderGraph {
     pub order: Vec<NodeIndex>,
 }
 
-/// Builds the render graph of the tree at `root` in `order`.
+/// Builds the render graph of the tree at `root` in `order`, with the
+/// state of each subtree in `store` (if given).
 pub fn build(
     root: &Path,
     order: Order,
     runner: &RunnerOptions,
+    store: Option<Arc<dyn Store>>,
 ) -> Result<RenderGraph, RenderError> {
     let root_parent = root.parent().unwrap_or(Path::new("/")).to_path_buf();
     let snapshot = Snapshot::read(root)
         .map_err(|e| RenderError::Message(format!("{}: {e}", root.display())))?;
+    let known = store.is_some();
+    let cache = RenderCache {
+        store: store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
+        snapshot: Some(Arc::new(snapshot.clone())),
+        verify: false,
+    };
+    let subtrees = StepCache::new(&cache, root, runner, order == Order::DepthFirst);
     let mut builder = Builder {
         graph: DiGraph::new(),
         order: Vec::new(),
         root: root.to_path_buf(),
         snapshot,
         runner: runner.clone(),
+        subtrees: &subtrees,
+        store: known.then_some(cache.store.as_ref()),
     };
     let root_pkg = Package::load(root, &root_parent)?;
     match order {
@@ -105,15 +129,17 @@ pub fn build(
     })
 }
 
-struct Builder {
+struct Builder<'c> {
     graph: DiGraph<GraphNode, ()>,
     order: Vec<NodeIndex>,
     root: std::path::PathBuf,
     snapshot: Snapshot,
     runner: RunnerOptions,
+    subtrees: &'c StepCache<'c>,
+    store: Option<&'c dyn Store>,
 }
 
-impl Builder {
+impl Builder<'_> {
     /// Adds `pkg`'s subtree depth-first; returns its package node.
     fn dfs(&mut self, pkg: &Package, root_parent: &Path) -> Result<NodeIndex, RenderError> {
         let mut inputs = Vec::new();
@@ -139,7 +165,13 @@ impl Builder {
 
     /// Adds `pkg`'s steps and package node, the first fed by `inputs`.
     fn package(&mut self, pkg: &Package, inputs: &[NodeIndex]) -> NodeIndex {
-        let key = self.subtree_key(&pkg.dir);
+        let (key, recorded) = match self.subtrees.subtree_key(pkg) {
+            Some(key) => {
+                let recorded = self.store.map(|s| s.contains(&key).unwrap_or(false));
+                (key.to_hex(), recorded)
+            }
+            None => (self.subtree_key(&pkg.dir), None),
+        };
         let pipeline = &pkg.kptfile.pipeline;
         let steps = pipeline
             .mutators
@@ -173,6 +205,7 @@ impl Builder {
         let node = self.add(GraphNode::Package {
             path: pkg.display_path.clone(),
             key,
+            recorded,
         });
         for p in previous {
             self.graph.add_edge(p, node, ());
@@ -225,8 +258,15 @@ pub fn to_text(g: &RenderGraph, state: &str) -> String {
             .collect();
         deps.sort_unstable();
         let deps: Vec<String> = deps.iter().map(|d| format!("#{d}")).collect();
+        let recorded = match node {
+            GraphNode::Package {
+                recorded: Some(true),
+                ..
+            } => "  (recorded: a render replays it)",
+            _ => "",
+        };
         out.push_str(&format!(
-            "#{:<3} {}  {}{}\n",
+            "#{:<3} {}  {}{}{recorded}\n",
             position(g, i),
             &node.key()[..12],
             node.label(),
@@ -276,8 +316,12 @@ pub fn to_json(g: &RenderGraph, state: &str) -> String {
         .order
         .iter()
         .map(|&i| match &g.graph[i] {
-            GraphNode::Package { path, key } => {
-                serde_json::json!({"kind": "package", "package": path, "key": key})
+            GraphNode::Package {
+                path,
+                key,
+                recorded,
+            } => {
+                serde_json::json!({"kind": "package", "package": path, "key": key, "recorded": recorded})
             }
             GraphNode::Step {
                 package,
@@ -327,7 +371,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("root");
         tree(&root);
-        let dfs = build(&root, Order::DepthFirst, &RunnerOptions::default()).unwrap();
+        let dfs = build(&root, Order::DepthFirst, &RunnerOptions::default(), None).unwrap();
         assert_eq!(
             labels(&dfs),
             [
@@ -343,7 +387,7 @@ mod tests {
         assert!(
             to_text(&dfs, "miss").contains("root mutator[0] gcr.io/kpt-functions/no-op  <- #1 #2")
         );
-        let bfs = build(&root, Order::BreadthFirst, &RunnerOptions::default()).unwrap();
+        let bfs = build(&root, Order::BreadthFirst, &RunnerOptions::default(), None).unwrap();
         assert_eq!(
             labels(&bfs)[0],
             "root mutator[0] gcr.io/kpt-functions/no-op"
@@ -360,7 +404,7 @@ mod tests {
             .map(|&i| dfs.graph[i].key().to_string())
             .collect();
         std::fs::write(root.join("a/cm.yaml"), "kind: Secret\n").unwrap();
-        let after_g = build(&root, Order::DepthFirst, &RunnerOptions::default()).unwrap();
+        let after_g = build(&root, Order::DepthFirst, &RunnerOptions::default(), None).unwrap();
         let after: Vec<String> = after_g
             .order
             .iter()

@@ -8,14 +8,22 @@
 //! them in display-path order, stopping at the first failure, so the log,
 //! `results.yaml` and the error are those of a sequential render (a later
 //! sibling may have run, but nothing of it is reported or written).
+//!
+//! With a step cache ([`StepCache`]), each subtree is first looked up by
+//! its files (a hit replays the subtree without reading it), and each step
+//! by its input (a hit replays the step without running it); what runs is
+//! recorded, its events and results captured as they are reported.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use krmgraph_cache::Digest;
 use rayon::prelude::*;
 
+use super::codec::Log;
+use super::stepcache::{Blob, Resources, Role, StepCache, SubtreeRun};
 use super::RenderError;
-use crate::event::{Event, RecordingReporter};
+use crate::event::{CacheEvent, Event, RecordingReporter, Reporter};
 use crate::fnruntime::select::{merge_with_input, select, set_resource_ids};
 use crate::fnruntime::{
     ConfigSource, FnError, FunctionRunner, RunContext, RunnerOptions, EXEC_NOT_ALLOWED,
@@ -31,6 +39,8 @@ pub struct Hydrator<'a> {
     root_dir: PathBuf,
     root_parent: PathBuf,
     options: &'a RunnerOptions,
+    /// The step cache, when the render uses one.
+    cache: Option<&'a StepCache<'a>>,
     /// How many subtrees may render at once (1: sequentially).
     pub(super) jobs: usize,
     /// Functions executed so far.
@@ -43,16 +53,18 @@ pub struct Hydrator<'a> {
 
 impl<'a> Hydrator<'a> {
     /// A hydrator for the tree rooted at `root_dir`.
-    pub fn new(
+    pub(super) fn new(
         root_dir: &Path,
         root_parent: &Path,
         options: &'a RunnerOptions,
         jobs: usize,
+        cache: Option<&'a StepCache<'a>>,
     ) -> Hydrator<'a> {
         Hydrator {
             root_dir: root_dir.to_path_buf(),
             root_parent: root_parent.to_path_buf(),
             options,
+            cache,
             jobs: jobs.max(1),
             executed: 0,
             packages: 0,
@@ -66,37 +78,140 @@ impl<'a> Hydrator<'a> {
         pkg: &Package,
         ctx: &mut RunContext,
     ) -> Result<Vec<Node>, RenderError> {
+        Ok(self.hydrate_subtree(pkg, ctx)?.nodes)
+    }
+
+    /// [`Hydrator::hydrate`] through the subtree shortcut: a recorded
+    /// subtree is replayed, another is rendered and recorded.
+    fn hydrate_subtree(
+        &mut self,
+        pkg: &Package,
+        ctx: &mut RunContext,
+    ) -> Result<Resources, RenderError> {
+        let Some(cache) = self.cache else {
+            return self.hydrate_fresh(pkg, ctx);
+        };
+        let Some(key) = cache.subtree_key(pkg) else {
+            let rendered = self.hydrate_fresh(pkg, ctx)?;
+            return Ok(digested(cache, rendered));
+        };
+        if let Some(hit) = cache.lookup_subtree(&key) {
+            ctx.reporter
+                .report(&Event::Cache(CacheEvent::SubtreeReplayed {
+                    package: pkg.display_path.clone(),
+                }));
+            self.replay(&hit.log, ctx);
+            self.executed += hit.executed;
+            self.packages += hit.packages;
+            self.input_files.extend(hit.log.files);
+            return Ok(hit.output);
+        }
+        let (executed, packages) = (self.executed, self.packages);
+        let results = ctx.results.len();
+        let (rendered, events) = teed(ctx, |ctx| self.hydrate_fresh(pkg, ctx));
+        let rendered = rendered?;
+        let run = SubtreeRun {
+            output: &rendered,
+            log: Log {
+                events,
+                results: ctx.results[results..].to_vec(),
+                files: self.input_files_under(&pkg.dir),
+            },
+            executed: self.executed - executed,
+            packages: self.packages - packages,
+        };
+        let stored = cache.record_subtree(&key, &run);
+        self.report_cache_failure(ctx);
+        let rendered = Resources {
+            blob: stored.or(rendered.blob),
+            ..rendered
+        };
+        Ok(digested(cache, rendered))
+    }
+
+    /// Renders `pkg`'s subpackages, then its own pipeline.
+    fn hydrate_fresh(
+        &mut self,
+        pkg: &Package,
+        ctx: &mut RunContext,
+    ) -> Result<Resources, RenderError> {
         self.packages += 1;
-        let mut input = Vec::new();
         let subs = direct_subpackages(&pkg.dir)?;
+        let mut rendered = Vec::with_capacity(subs.len() + 1);
         if self.jobs > 1 && subs.len() > 1 {
             let this = &*self;
-            let runs: Vec<Recorded<Vec<Node>>> = subs
+            let runs: Vec<Recorded<Resources>> = subs
                 .par_iter()
                 .map(|dir| {
                     this.recorded(|h, ctx| {
                         let sub = Package::load(dir, &h.root_parent)?;
-                        h.hydrate(&sub, ctx)
+                        h.hydrate_subtree(&sub, ctx)
                     })
                 })
                 .collect();
             for run in runs {
-                input.extend(self.join(run, ctx)?);
+                rendered.push(self.join(run, ctx)?);
             }
         } else {
             for sub_dir in subs {
                 let sub = Package::load(&sub_dir, &self.root_parent)?;
-                input.extend(self.hydrate(&sub, ctx)?);
+                rendered.push(self.hydrate_subtree(&sub, ctx)?);
             }
         }
         let local = self.local_resources(pkg)?;
-        input.extend(local);
-        self.run_pipeline(pkg, input, ctx)
+        let local_blob = self.cache.and_then(|c| c.digest_of(&local));
+        rendered.push(Resources {
+            nodes: local,
+            blob: local_blob,
+        });
+        let digest = rendered
+            .iter()
+            .map(|r| r.blob.map(|b| b.digest()))
+            .collect::<Option<Vec<_>>>()
+            .map(|parts| StepCache::combine(&parts));
+        let input = rendered.into_iter().flat_map(|r| r.nodes).collect();
+        self.pipeline(pkg, input, digest, ctx)
+    }
+
+    /// The root-relative paths of the input files under `dir`.
+    fn input_files_under(&self, dir: &Path) -> Vec<String> {
+        let rel = crate::package::display_path(dir, &self.root_dir);
+        if rel.is_empty() {
+            return self.input_files.iter().cloned().collect();
+        }
+        let prefix = format!("{rel}/");
+        self.input_files
+            .range(prefix.clone()..)
+            .take_while(|p| p.starts_with(&prefix))
+            .cloned()
+            .collect()
+    }
+
+    /// Reports a recorded log as if it were happening now.
+    fn replay(&mut self, log: &Log, ctx: &mut RunContext) {
+        for event in &log.events {
+            ctx.reporter.report(event);
+        }
+        ctx.results.extend(log.results.iter().cloned());
+    }
+
+    /// Reports the store's first failure, once.
+    fn report_cache_failure(&self, ctx: &mut RunContext) {
+        if let Some(message) = self.cache.and_then(StepCache::take_failure) {
+            ctx.reporter
+                .report(&Event::Cache(CacheEvent::StoreFailed(message)));
+        }
     }
 
     /// A hydrator for a subtree, with nothing counted yet.
     pub(super) fn fork(&self) -> Hydrator<'a> {
-        Hydrator::new(&self.root_dir, &self.root_parent, self.options, self.jobs)
+        Hydrator::new(
+            &self.root_dir,
+            &self.root_parent,
+            self.options,
+            self.jobs,
+            self.cache,
+        )
     }
 
     /// Runs `work` on a fresh hydrator (on any thread), recording what it
@@ -170,6 +285,22 @@ impl<'a> Hydrator<'a> {
         input: Vec<Node>,
         ctx: &mut RunContext,
     ) -> Result<Vec<Node>, RenderError> {
+        let digest = self
+            .cache
+            .and_then(|c| c.digest_of(&input))
+            .map(|b| b.digest());
+        Ok(self.pipeline(pkg, input, digest, ctx)?.nodes)
+    }
+
+    /// [`Hydrator::run_pipeline`] on an input whose digest is known (when
+    /// the render has a step cache).
+    fn pipeline(
+        &mut self,
+        pkg: &Package,
+        input: Vec<Node>,
+        digest: Option<Digest>,
+        ctx: &mut RunContext,
+    ) -> Result<Resources, RenderError> {
         ctx.reporter.report(&Event::PackageStarted {
             display_path: pkg.display_path.clone(),
         });
@@ -180,77 +311,251 @@ impl<'a> Hydrator<'a> {
                     "input resource list must contain only KRM resources: {e}"
                 ))
             })?;
-            return Ok(input);
+            return Ok(Resources {
+                nodes: input,
+                blob: None,
+            });
         }
         validate_config_paths(pkg)?;
-        let output = self.run_mutators(pkg, input, ctx)?;
-        self.run_validators(pkg, &output, ctx)?;
+        let (output, blob) = self.run_mutators(pkg, input, digest, ctx)?;
+        // Validators see the mutators' output: without mutators, the input.
+        let digest = if pipeline.mutators.is_empty() {
+            digest
+        } else {
+            blob.map(|b| b.digest())
+        };
+        self.run_validators(pkg, &output, digest, ctx)?;
         ctx.reporter.report(&Event::PackageFinished);
-        Ok(output)
+        Ok(Resources {
+            nodes: output,
+            blob,
+        })
     }
 
+    /// The mutators in order; returns the output and, when the step cache
+    /// knows it, the digest of the last mutator's output.
     fn run_mutators(
         &mut self,
         pkg: &Package,
         mut input: Vec<Node>,
+        mut digest: Option<Digest>,
         ctx: &mut RunContext,
-    ) -> Result<Vec<Node>, RenderError> {
+    ) -> Result<(Vec<Node>, Option<Blob>), RenderError> {
         let functions = &pkg.kptfile.pipeline.mutators;
         // kpt builds every runner before the first one runs.
         let runners = functions
             .iter()
             .map(|f| FunctionRunner::new(f, &pkg.dir, self.options))
             .collect::<Result<Vec<_>, _>>()?;
-        let package_dir = pkg.dir.to_string_lossy().into_owned();
-        for (f, runner) in functions.iter().zip(&runners) {
-            let config_index = config_resource(&input, &package_dir, f);
-            let uses_selection = !f.selectors.is_empty() || !f.exclusions.is_empty();
-            if uses_selection {
-                set_resource_ids(&mut input);
-            }
-            let selected = select(&input, &f.selectors, &f.exclusions);
-            let mut selected_nodes: Vec<Node> =
-                selected.iter().map(|&i| input[i].clone()).collect();
-            let config = match config_index {
-                Some(i) => match selected.iter().position(|&s| s == i) {
-                    Some(pos) => ConfigSource::Input(pos),
-                    None => ConfigSource::Node(input[i].clone()),
-                },
-                None => ConfigSource::Runner,
+        let mut blob = None;
+        for (index, (f, runner)) in functions.iter().zip(&runners).enumerate() {
+            let step = Step {
+                pkg,
+                index,
+                role: Role::Mutator,
+                f,
+                runner,
             };
-            let output =
-                crate::fnruntime::run_in_pipeline(runner, &mut selected_nodes, config, ctx)?;
-            self.executed += 1;
-            input = if uses_selection {
-                merge_with_input(output, &selected, input)
-            } else {
-                output
-            };
+            let (output, out_blob) = self.step(&step, digest, ctx, |h, ctx| {
+                h.run_mutator(pkg, f, runner, input, ctx).map(Some)
+            })?;
+            input = output.unwrap_or_default();
+            blob = out_blob;
+            digest = blob.map(|b| b.digest());
         }
-        Ok(input)
+        Ok((input, blob))
+    }
+
+    /// One mutator: its functionConfig, selection, the call, and merging
+    /// its output back.
+    fn run_mutator(
+        &mut self,
+        pkg: &Package,
+        f: &Function,
+        runner: &FunctionRunner,
+        mut input: Vec<Node>,
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Node>, RenderError> {
+        let package_dir = pkg.dir.to_string_lossy();
+        let config_index = config_resource(&input, &package_dir, f);
+        if f.selectors.is_empty() && f.exclusions.is_empty() {
+            // The function sees every resource and its output replaces the
+            // list: hand it the list itself rather than a copy.
+            let config = config_index.map_or(ConfigSource::Runner, ConfigSource::Input);
+            let output = crate::fnruntime::run_in_pipeline(runner, &mut input, config, ctx)?;
+            self.executed += 1;
+            return Ok(output);
+        }
+        set_resource_ids(&mut input);
+        let selected = select(&input, &f.selectors, &f.exclusions);
+        let mut selected_nodes: Vec<Node> = selected.iter().map(|&i| input[i].clone()).collect();
+        let config = match config_index {
+            Some(i) => match selected.iter().position(|&s| s == i) {
+                Some(pos) => ConfigSource::Input(pos),
+                None => ConfigSource::Node(input[i].clone()),
+            },
+            None => ConfigSource::Runner,
+        };
+        let output = crate::fnruntime::run_in_pipeline(runner, &mut selected_nodes, config, ctx)?;
+        self.executed += 1;
+        Ok(merge_with_input(output, &selected, input))
     }
 
     fn run_validators(
         &mut self,
         pkg: &Package,
         input: &[Node],
+        digest: Option<Digest>,
         ctx: &mut RunContext,
     ) -> Result<(), RenderError> {
         if input.is_empty() {
             return Ok(());
         }
-        for f in &pkg.kptfile.pipeline.validators {
+        let mutators = pkg.kptfile.pipeline.mutators.len();
+        for (i, f) in pkg.kptfile.pipeline.validators.iter().enumerate() {
             if !f.exec.is_empty() && !self.options.allow_exec {
                 return Err(FnError::Message(EXEC_NOT_ALLOWED.into()).into());
             }
-            let selected = select(input, &f.selectors, &f.exclusions);
             let runner = FunctionRunner::new(f, &pkg.dir, self.options)?;
-            let mut copies: Vec<Node> = selected.iter().map(|&i| input[i].clone()).collect();
-            runner.run(&mut copies, ConfigSource::Runner, ctx)?;
-            self.executed += 1;
+            let step = Step {
+                pkg,
+                index: mutators + i,
+                role: Role::Validator,
+                f,
+                runner: &runner,
+            };
+            self.step(&step, digest, ctx, |h, ctx| {
+                let selected = select(input, &f.selectors, &f.exclusions);
+                let mut copies: Vec<Node> = selected.iter().map(|&i| input[i].clone()).collect();
+                runner.run(&mut copies, ConfigSource::Runner, ctx)?;
+                h.executed += 1;
+                Ok(None)
+            })?;
         }
         Ok(())
     }
+
+    /// Runs one step through the step cache: replays its record when the
+    /// store has one for its key, else runs `run` (capturing what it
+    /// reports) and records it. Returns the output (a mutator's) and the
+    /// digest of its encoding when the cache is on.
+    fn step(
+        &mut self,
+        step: &Step,
+        input: Option<Digest>,
+        ctx: &mut RunContext,
+        run: impl FnOnce(&mut Self, &mut RunContext) -> Result<Option<Vec<Node>>, RenderError>,
+    ) -> Result<(Option<Vec<Node>>, Option<Blob>), RenderError> {
+        let Some(cache) = self.cache else {
+            return Ok((run(self, ctx)?, None));
+        };
+        let key = input.and_then(|d| cache.step_key(step.role, step.f, step.runner, &d));
+        if let Some(hit) = key.as_ref().and_then(|k| cache.lookup_step(k, step.role)) {
+            ctx.reporter.report(&step.event(true));
+            self.replay(&hit.log, ctx);
+            self.executed += 1;
+            return Ok(match hit.output {
+                Some(r) => (Some(r.nodes), r.blob),
+                None => (None, None),
+            });
+        }
+        ctx.reporter.report(&step.event(false));
+        let results = ctx.results.len();
+        let (output, events) = teed(ctx, |ctx| run(self, ctx));
+        let output = output?;
+        let log = Log {
+            events,
+            results: ctx.results[results..].to_vec(),
+            files: Vec::new(),
+        };
+        let blob = cache.record_step(key.as_ref(), output.as_deref(), &log, || step.label());
+        self.report_cache_failure(ctx);
+        Ok((output, blob))
+    }
+}
+
+/// `resources` with the digest their parent's step keys need (a package
+/// without mutators passes its input on undigested).
+fn digested(cache: &StepCache, resources: Resources) -> Resources {
+    match resources.blob {
+        Some(_) => resources,
+        None => Resources {
+            blob: cache.digest_of(&resources.nodes),
+            ..resources
+        },
+    }
+}
+
+/// A step, as the step cache names and keys it.
+struct Step<'s> {
+    pkg: &'s Package,
+    index: usize,
+    role: Role,
+    f: &'s Function,
+    runner: &'s FunctionRunner,
+}
+
+impl Step<'_> {
+    /// The cache event of running (`replayed`: replaying) the step.
+    fn event(&self, replayed: bool) -> Event {
+        let (package, index, function) = (
+            self.pkg.display_path.clone(),
+            self.index,
+            self.runner.name.clone(),
+        );
+        Event::Cache(if replayed {
+            CacheEvent::StepReplayed {
+                package,
+                index,
+                function,
+            }
+        } else {
+            CacheEvent::StepRan {
+                package,
+                index,
+                function,
+            }
+        })
+    }
+
+    /// How `--verify` names the step.
+    fn label(&self) -> String {
+        format!(
+            "function {} in package {}",
+            crate::gostr::quote(&self.runner.name),
+            crate::gostr::quote(&self.pkg.display_path)
+        )
+    }
+}
+
+/// A reporter that passes events on and keeps a copy.
+struct Tee<'r> {
+    inner: &'r mut dyn Reporter,
+    events: Vec<Event>,
+}
+
+impl Reporter for Tee<'_> {
+    fn report(&mut self, event: &Event) {
+        self.events.push(event.clone());
+        self.inner.report(event);
+    }
+}
+
+/// Runs `work` with `ctx`, keeping a copy of every event it reports.
+fn teed<T>(ctx: &mut RunContext, work: impl FnOnce(&mut RunContext) -> T) -> (T, Vec<Event>) {
+    let mut tee = Tee {
+        inner: &mut *ctx.reporter,
+        events: Vec::new(),
+    };
+    let mut inner = RunContext {
+        reporter: &mut tee,
+        results: std::mem::take(&mut ctx.results),
+        exit_code: ctx.exit_code,
+    };
+    let out = work(&mut inner);
+    ctx.results = inner.results;
+    ctx.exit_code = inner.exit_code;
+    (out, tee.events)
 }
 
 /// What work run on another thread ([`Hydrator::recorded`]) left to

@@ -9,18 +9,25 @@
 //! root-relative → add attribution → write every file (or print) → delete
 //! files whose resources are gone → save `results.yaml`. On any failure
 //! nothing is written or deleted.
+//!
+//! With a [`RenderCache`], hydration goes through the step cache
+//! ([`stepcache`]): unchanged subtrees and steps are replayed from their
+//! records, and what runs is recorded.
 
 mod bfs;
+pub mod codec;
 pub(crate) mod finish;
 pub mod graph;
 mod hydrate;
 pub mod shortcut;
+pub mod stepcache;
 
 pub use bfs::{Order, BFS_ANNOTATION};
+pub use stepcache::RenderCache;
 
 use std::path::{Path, PathBuf};
 
-use crate::event::Reporter;
+use crate::event::{CacheEvent, Reporter};
 use crate::fnruntime::{FnError, RunContext, RunnerOptions};
 use crate::kptfile::KptfileError;
 use crate::package::{Package, PackageError};
@@ -51,6 +58,8 @@ pub struct RenderOptions {
     pub order: Option<Order>,
     /// `--jobs`: how many subtrees and functions may run at once.
     pub jobs: usize,
+    /// The step cache (`None`: run every step).
+    pub cache: Option<RenderCache>,
 }
 
 impl Default for RenderOptions {
@@ -61,6 +70,7 @@ impl Default for RenderOptions {
             runner: RunnerOptions::default(),
             order: None,
             jobs: 1,
+            cache: None,
         }
     }
 }
@@ -76,6 +86,9 @@ pub struct RenderOutcome {
     pub stdout: Vec<u8>,
     /// The `results.yaml` written, if `--results-dir` was given.
     pub results_file: Option<PathBuf>,
+    /// With a verifying cache: the first step whose output differed from
+    /// its record.
+    pub verify_mismatch: Option<String>,
 }
 
 /// Why a render failed.
@@ -201,9 +214,17 @@ pub fn render(
         results: Vec::new(),
         exit_code: 0,
     };
-    let mut hydrator =
-        hydrate::Hydrator::new(&root_dir, &root_parent, &options.runner, options.jobs);
     let order = options.order.unwrap_or_else(|| Order::of_root(&root_pkg));
+    let cache = options.cache.as_ref().map(|c| {
+        stepcache::StepCache::new(c, &root_dir, &options.runner, order == Order::DepthFirst)
+    });
+    let mut hydrator = hydrate::Hydrator::new(
+        &root_dir,
+        &root_parent,
+        &options.runner,
+        options.jobs,
+        cache.as_ref(),
+    );
     let hydrate = |hydrator: &mut hydrate::Hydrator, ctx: &mut RunContext| match order {
         Order::DepthFirst => hydrator.hydrate(&root_pkg, ctx),
         Order::BreadthFirst => hydrator.hydrate_bfs(root_pkg.clone(), ctx),
@@ -220,6 +241,15 @@ pub fn render(
         Some(pool) => pool.install(|| hydrate(&mut hydrator, &mut ctx)),
         None => hydrate(&mut hydrator, &mut ctx),
     };
+    if let Some(cache) = &cache {
+        cache.flush();
+        if let Some(message) = cache.take_failure() {
+            ctx.reporter
+                .report(&crate::event::Event::Cache(CacheEvent::StoreFailed(
+                    message,
+                )));
+        }
+    }
     let save = |ctx: &RunContext| finish::save_results(options.results_dir.as_deref(), ctx);
     let resources = match hydrated {
         Ok(resources) => resources,
@@ -253,6 +283,7 @@ pub fn render(
         packages: hydrator.packages,
         stdout,
         results_file,
+        verify_mismatch: cache.and_then(|c| c.take_mismatch()),
     })
 }
 

@@ -21,10 +21,12 @@
 //! A render whose files or log mention the absolute root path is not
 //! recorded: replaying it elsewhere would be wrong.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::Mutex;
 
 use krmgraph_cache::{Digest, Store};
+use rayon::prelude::*;
 
 use super::{Order, RenderOptions};
 use crate::fnruntime::{builtin, exec, resolve_image, RunnerOptions};
@@ -198,15 +200,34 @@ pub fn render_key(snapshot: &Snapshot, root: &Path, options: &RenderOptions) -> 
             }
         }
     }
-    for (path, entry) in &snapshot.entries {
-        let is_kptfile = path == KPTFILE_NAME || path.ends_with(&format!("/{KPTFILE_NAME}"));
-        if let (true, Entry::File(bytes)) = (is_kptfile, entry) {
-            for identity in function_identities(path, bytes, runner)? {
-                h.field(&identity);
-            }
-        }
+    let identities = Identities::new(runner);
+    let kptfiles: Vec<(&String, &[u8])> = snapshot
+        .entries
+        .iter()
+        .filter_map(|(path, entry)| match entry {
+            Entry::File(bytes) if is_kptfile(path) => Some((path, bytes.as_slice())),
+            _ => None,
+        })
+        .collect();
+    // Decoding every Kptfile is most of a key's cost on a large tree.
+    let per_kptfile: Vec<Option<Vec<Vec<u8>>>> = kptfiles
+        .par_iter()
+        .map(|(path, bytes)| function_identities(path, bytes, &identities))
+        .collect();
+    for identity in per_kptfile
+        .into_iter()
+        .collect::<Option<Vec<_>>>()?
+        .iter()
+        .flatten()
+    {
+        h.field(identity);
     }
     Some(Digest::from(h.0.finalize()))
+}
+
+/// Whether the slash path names a Kptfile.
+pub(super) fn is_kptfile(path: &str) -> bool {
+    path == KPTFILE_NAME || path.ends_with(&format!("/{KPTFILE_NAME}"))
 }
 
 fn bool_text(b: bool) -> &'static str {
@@ -230,7 +251,11 @@ impl Hasher {
 
 /// What identifies each function of a Kptfile beyond its text: the
 /// built-in's behaviour version, or the exec program's content.
-fn function_identities(path: &str, bytes: &[u8], runner: &RunnerOptions) -> Option<Vec<Vec<u8>>> {
+pub(super) fn function_identities(
+    path: &str,
+    bytes: &[u8],
+    identities: &Identities,
+) -> Option<Vec<Vec<u8>>> {
     let dir = Path::new(path).parent().unwrap_or(Path::new(""));
     let kptfile = crate::kptfile::parse(dir, bytes).ok()?;
     let pipeline = &kptfile.pipeline;
@@ -238,8 +263,40 @@ fn function_identities(path: &str, bytes: &[u8], runner: &RunnerOptions) -> Opti
         .mutators
         .iter()
         .chain(&pipeline.validators)
-        .map(|f| function_identity(f, runner))
+        .map(|f| identities.of(f))
         .collect()
+}
+
+/// A function as a Kptfile names it: (exec command line, image).
+type FunctionName = (String, String);
+
+/// The function identities of one render, each computed once: an exec
+/// program named by many Kptfiles is looked up and hashed once.
+pub(crate) struct Identities<'r> {
+    runner: &'r RunnerOptions,
+    /// By (exec, image); `None`: the program could not be read.
+    known: Mutex<HashMap<FunctionName, Option<Vec<u8>>>>,
+}
+
+impl<'r> Identities<'r> {
+    /// The identities of functions run with `runner`.
+    pub(crate) fn new(runner: &'r RunnerOptions) -> Identities<'r> {
+        Identities {
+            runner,
+            known: Mutex::default(),
+        }
+    }
+
+    /// [`function_identity`] of `f`.
+    pub(crate) fn of(&self, f: &crate::kptfile::Function) -> Option<Vec<u8>> {
+        let id = (f.exec.clone(), f.image.clone());
+        if let Some(known) = self.known.lock().ok()?.get(&id) {
+            return known.clone();
+        }
+        let identity = function_identity(f, self.runner);
+        self.known.lock().ok()?.insert(id, identity.clone());
+        identity
+    }
 }
 
 /// One function's identity: `builtin <name> <version>`, the blake3 of an

@@ -1,0 +1,714 @@
+//! The step cache: per-step records with early cutoff, and per-subtree
+//! shortcuts, so that a render after an edit runs only what depends on it.
+//!
+//! **Step keys.** A pipeline step (one mutator or validator of one package)
+//! is keyed by blake3 over length-prefixed, domain-separated fields
+//! ([`StepCache::step_key`]): the key schema, krmgraph's version and the
+//! flags that change a render; the step's role; the function's identity
+//! (`shortcut::function_identity`: built-in name and behaviour version, exec
+//! program content, image); its spec (image or exec command line with its
+//! arguments, `configPath`, `configMap`, name, selectors, exclusions); the
+//! functionConfig it would get; its package's directory relative to the
+//! root; and the digest of its input. The input digest of a package's first
+//! step combines the output digests of its subpackages with the digest of
+//! its own resources; every later step's input digest is the previous
+//! step's output digest. Digests are of the [`codec`] encoding, which cuts
+//! out the root directory, so keys do not depend on the checkout location.
+//! Because downstream keys use upstream *output* digests, a step that re-ran
+//! and gave the same output leaves every later key unchanged (early cutoff).
+//!
+//! **Step records.** A successful step records its output resources (a
+//! mutator's, as a blob) and its log — its progress events and its entry in
+//! `results.yaml`, inside the record unless large — so a replay reports
+//! exactly what the run reported (durations included). Failures are never
+//! recorded.
+//!
+//! **Subtree shortcuts** (depth-first only). A package's subtree is keyed
+//! by the relative paths and bytes of every file under it, the identity of
+//! every function its Kptfiles name, its place in the tree and the flags
+//! ([`StepCache::subtree_key`]); its record is the subtree's rendered
+//! resources, log, packages and functions counted, and the files it read.
+//! A hit skips the whole subtree without reading its YAML. A subtree with a
+//! symlink that leaves it has no key. Breadth-first renders have no subtree
+//! shortcut: every pipeline there sees what its ancestors changed, so their
+//! steps are cached one by one.
+//!
+//! **Failure.** The cache never fails a render: a record whose blobs are
+//! missing, damaged or do not decode is a miss and is removed; the first
+//! error of the store itself turns the cache off for the rest of the render
+//! and is reported once ([`StepCache::take_failure`]).
+//!
+//! **Verify.** With `verify`, nothing is replayed: every step runs, and a
+//! step whose fresh output differs from the output recorded under its key is
+//! noted ([`StepCache::take_mismatch`]), naming the function.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use krmgraph_cache::{Digest, Output as BlobRef, StepRecord, Store};
+use rayon::prelude::*;
+
+use super::codec::{self, Log, Root};
+use super::shortcut::{function_identities, is_kptfile, Entry, Hasher, Identities, Snapshot};
+use crate::fnruntime::{FunctionRunner, RunnerOptions};
+use crate::kptfile::validate::clean_path;
+use crate::kptfile::{Function, Selector};
+use crate::package::Package;
+use crate::yaml::Node;
+
+/// The key schema: bump it when what a step or subtree key covers, or what
+/// its record holds, changes.
+const KEY_SCHEMA: &str = "krmgraph step cache v1";
+
+/// Record outputs: a mutator's or subtree's resources, and a log too
+/// large to keep in the record itself.
+const NODES: &str = "nodes";
+const LOG: &str = "log";
+
+/// Logs up to this size live in the record's meta bytes, not in a blob of
+/// their own: a blob is a file to create, and most logs are a few events.
+const INLINE_LOG: usize = 32 << 10;
+
+/// The cache a render uses (`RenderOptions::cache`).
+#[derive(Clone)]
+pub struct RenderCache {
+    /// Where records and blobs live.
+    pub store: Arc<dyn Store>,
+    /// The tree as already read (by the render cache around an in-place
+    /// render); read again when `None`.
+    pub snapshot: Option<Arc<Snapshot>>,
+    /// Replay nothing; note steps whose output differs from their record.
+    pub verify: bool,
+}
+
+impl std::fmt::Debug for RenderCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderCache")
+            .field("store", &self.store.location())
+            .field("verify", &self.verify)
+            .finish()
+    }
+}
+
+/// The role of a step in its pipeline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Role {
+    /// Its output replaces the resource list.
+    Mutator,
+    /// Runs on a copy; only its log counts.
+    Validator,
+}
+
+/// Resources with the digest of their encoding, when known.
+pub(super) struct Resources {
+    /// The resources.
+    pub nodes: Vec<Node>,
+    /// blake3 of their [`codec`] encoding, and whether the store holds it.
+    pub blob: Option<Blob>,
+}
+
+/// The encoding of some resources, by digest.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Blob {
+    digest: Digest,
+    size: u64,
+    stored: bool,
+}
+
+impl Blob {
+    /// The digest downstream keys use.
+    pub fn digest(&self) -> Digest {
+        self.digest
+    }
+}
+
+/// A step's record, decoded.
+pub(super) struct StepHit {
+    /// A mutator's output.
+    pub output: Option<Resources>,
+    /// What it reported.
+    pub log: Log,
+}
+
+/// A subtree's record, decoded.
+pub(super) struct SubtreeHit {
+    /// Its rendered resources.
+    pub output: Resources,
+    /// What it reported, and the files its resources came from.
+    pub log: Log,
+    /// Functions it ran.
+    pub executed: usize,
+    /// Packages it rendered.
+    pub packages: usize,
+}
+
+/// What a successful subtree render gives to record.
+pub(super) struct SubtreeRun<'r> {
+    /// Its rendered resources.
+    pub output: &'r Resources,
+    /// What it reported, and the files its resources came from.
+    pub log: Log,
+    /// Functions it ran.
+    pub executed: usize,
+    /// Packages it rendered.
+    pub packages: usize,
+}
+
+/// A file of the tree, as subtree keys see it.
+enum FileKey {
+    Bytes(Digest),
+    Link(String),
+}
+
+/// The step cache of one render.
+pub(super) struct StepCache<'a> {
+    store: &'a dyn Store,
+    root: Root,
+    root_dir: PathBuf,
+    verify: bool,
+    /// Schema, version and flags: the start of every key.
+    base: Digest,
+    /// Every file under the root; `None` when the tree could not be read
+    /// (then no subtree has a key).
+    files: Option<BTreeMap<String, FileKey>>,
+    snapshot: Option<Arc<Snapshot>>,
+    subtrees: bool,
+    /// Function identities, each computed once.
+    identities: Identities<'a>,
+    /// The identities of each Kptfile's functions, by path.
+    kptfiles: Mutex<HashMap<String, Option<Vec<Vec<u8>>>>>,
+    disabled: AtomicBool,
+    failure: Mutex<Option<String>>,
+    mismatch: Mutex<Option<String>>,
+}
+
+impl<'a> StepCache<'a> {
+    /// The cache of a render of `root_dir` (absolute, cleaned). `subtrees`:
+    /// whether subtree shortcuts apply (depth-first).
+    pub fn new(
+        cache: &'a RenderCache,
+        root_dir: &Path,
+        runner: &'a RunnerOptions,
+        subtrees: bool,
+    ) -> StepCache<'a> {
+        let snapshot = match (&cache.snapshot, subtrees) {
+            (Some(s), true) => Some(s.clone()),
+            (None, true) => Snapshot::read(root_dir).ok().map(Arc::new),
+            (_, false) => None,
+        };
+        StepCache {
+            store: cache.store.as_ref(),
+            root: Root::new(&root_dir.to_string_lossy()),
+            root_dir: root_dir.to_path_buf(),
+            verify: cache.verify,
+            base: base_digest(runner),
+            files: snapshot.as_deref().map(file_keys),
+            snapshot,
+            subtrees,
+            identities: Identities::new(runner),
+            kptfiles: Mutex::default(),
+            disabled: AtomicBool::new(false),
+            failure: Mutex::default(),
+            mismatch: Mutex::default(),
+        }
+    }
+
+    /// The first store error of the render, once.
+    pub fn take_failure(&self) -> Option<String> {
+        self.failure.lock().ok()?.take()
+    }
+
+    /// With `verify`: the first step whose fresh output differed from its
+    /// record.
+    pub fn take_mismatch(&self) -> Option<String> {
+        self.mismatch.lock().ok()?.take()
+    }
+
+    fn on<T>(&self, result: krmgraph_cache::Result<T>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(e) => {
+                if !self.disabled.swap(true, Ordering::SeqCst) {
+                    if let Ok(mut failure) = self.failure.lock() {
+                        *failure = Some(e.to_string());
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    fn enabled(&self) -> bool {
+        !self.disabled.load(Ordering::SeqCst)
+    }
+
+    /// The digest of `nodes`' encoding (not stored).
+    pub fn digest_of(&self, nodes: &[Node]) -> Option<Blob> {
+        let bytes = codec::encode_nodes(nodes, &self.root)?;
+        Some(Blob {
+            digest: Digest::of(&bytes),
+            size: bytes.len() as u64,
+            stored: false,
+        })
+    }
+
+    /// The input digest of a package's first step: its subpackages' output
+    /// digests, then its own resources'.
+    pub fn combine(parts: &[Digest]) -> Digest {
+        let mut h = Hasher::default();
+        h.field(b"pipeline input");
+        for part in parts {
+            h.field(part.as_bytes());
+        }
+        Digest::from(h.0.finalize())
+    }
+
+    /// The key of running `f` (built as `runner`) as a `role` step of the
+    /// package at `package_dir` on input `input`; `None` when the function
+    /// has no identity (its program cannot be read).
+    pub fn step_key(
+        &self,
+        role: Role,
+        f: &Function,
+        runner: &FunctionRunner,
+        input: &Digest,
+    ) -> Option<Digest> {
+        let mut h = Hasher::default();
+        h.field(b"step");
+        h.field(self.base.as_bytes());
+        h.field(match role {
+            Role::Mutator => b"mutator",
+            Role::Validator => b"validator",
+        });
+        h.field(&self.identities.of(f)?);
+        function_spec(&mut h, f);
+        match &runner.config {
+            Some(config) => h.field(&codec::encode_nodes(
+                std::slice::from_ref(config),
+                &self.root,
+            )?),
+            None => h.field(b""),
+        }
+        h.field(self.relative(Path::new(&runner.package_dir)).as_bytes());
+        h.field(&[u8::from(runner.use_builtins)]);
+        h.field(input.as_bytes());
+        Some(Digest::from(h.0.finalize()))
+    }
+
+    /// A root-relative slash path.
+    fn relative(&self, dir: &Path) -> String {
+        dir.strip_prefix(&self.root_dir)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| dir.to_string_lossy().into_owned())
+    }
+
+    /// The record of step `key`, if the store has a usable one (never with
+    /// `verify`).
+    pub fn lookup_step(&self, key: &Digest, role: Role) -> Option<StepHit> {
+        let hit = self.lookup(key)?;
+        let decoded = (|| {
+            let output = match role {
+                Role::Validator => None,
+                Role::Mutator => Some(self.resources(output(&hit, NODES)?)?),
+            };
+            let log = self.log(&hit, &hit.record.meta)?;
+            Some(StepHit { output, log })
+        })();
+        self.discard_unless(key, decoded)
+    }
+
+    /// A verified record and its blobs, unless verifying or turned off.
+    fn lookup(&self, key: &Digest) -> Option<krmgraph_cache::Hit> {
+        if self.verify || !self.enabled() {
+            return None;
+        }
+        self.on(self.store.lookup(key))?
+    }
+
+    /// `decoded`, or `None` with the record of `key` removed.
+    fn discard_unless<T>(&self, key: &Digest, decoded: Option<T>) -> Option<T> {
+        if decoded.is_none() {
+            self.on(self.store.remove_step(key));
+        }
+        decoded
+    }
+
+    /// The log a record keeps in `meta` (`0` then the log) or in its `log`
+    /// blob (`1`).
+    fn log(&self, hit: &krmgraph_cache::Hit, meta: &[u8]) -> Option<Log> {
+        let bytes = match meta.split_first()? {
+            (0, inline) => inline,
+            (1, []) => output(hit, LOG)?.1,
+            _ => return None,
+        };
+        codec::decode_log(bytes, &self.root)
+    }
+
+    /// Where a record keeps `log`: the meta bytes (and no blob) when small.
+    fn place_log(&self, log: &Log) -> Option<(Vec<u8>, Option<BlobRef>)> {
+        let bytes = codec::encode_log(log, &self.root)?;
+        if bytes.len() <= INLINE_LOG {
+            let mut meta = vec![0];
+            meta.extend(bytes);
+            return Some((meta, None));
+        }
+        Some((vec![1], Some(self.blob_ref(LOG, &bytes)?)))
+    }
+
+    fn resources(&self, (blob, bytes): (&BlobRef, &[u8])) -> Option<Resources> {
+        Some(Resources {
+            nodes: codec::decode_nodes(bytes, &self.root)?,
+            blob: Some(Blob {
+                digest: blob.digest,
+                size: blob.size,
+                stored: true,
+            }),
+        })
+    }
+
+    /// Records a successful step; returns the digest of its output (a
+    /// mutator's), which is computed even when nothing can be recorded.
+    pub fn record_step(
+        &self,
+        key: Option<&Digest>,
+        output: Option<&[Node]>,
+        log: &Log,
+        label: impl FnOnce() -> String,
+    ) -> Option<Blob> {
+        let nodes = match output {
+            Some(nodes) => Some(codec::encode_nodes(nodes, &self.root)?),
+            None => None,
+        };
+        let mut blob = nodes.as_ref().map(|bytes| Blob {
+            digest: Digest::of(bytes),
+            size: bytes.len() as u64,
+            stored: false,
+        });
+        let Some(key) = key.filter(|_| self.enabled()) else {
+            return blob;
+        };
+        if self.verify {
+            self.compare(key, blob.as_ref(), label);
+        }
+        let recorded = (|| {
+            let (meta, log_blob) = self.place_log(log)?;
+            let mut outputs: Vec<BlobRef> = log_blob.into_iter().collect();
+            if let Some(bytes) = &nodes {
+                outputs.push(self.blob_ref(NODES, bytes)?);
+            }
+            self.on(self.store.put_step(key, &StepRecord::new(outputs, meta)))
+        })();
+        if let (Some(()), Some(b)) = (recorded, &mut blob) {
+            b.stored = true;
+        }
+        blob
+    }
+
+    /// With `verify`: notes the first step whose fresh output differs from
+    /// the one recorded under its key.
+    fn compare(&self, key: &Digest, fresh: Option<&Blob>, label: impl FnOnce() -> String) {
+        let Some(Some(record)) = self.on(self.store.peek_step(key)) else {
+            return;
+        };
+        let recorded = record.outputs.iter().find(|o| o.name == NODES);
+        if recorded.map(|o| o.digest) != fresh.map(|b| b.digest) {
+            if let Ok(mut mismatch) = self.mismatch.lock() {
+                mismatch.get_or_insert_with(label);
+            }
+        }
+    }
+
+    /// The subtree key of `pkg`; `None` without subtree shortcuts, when the
+    /// tree could not be read, a Kptfile under it does not decode or names
+    /// an exec program that cannot be read, or a symlink leaves it.
+    pub fn subtree_key(&self, pkg: &Package) -> Option<Digest> {
+        if !self.subtrees || !self.enabled() {
+            return None;
+        }
+        let files = self.files.as_ref()?;
+        let rel = self.relative(&pkg.dir);
+        let prefix = if rel.is_empty() {
+            String::new()
+        } else {
+            format!("{rel}/")
+        };
+        let mut h = Hasher::default();
+        h.field(b"subtree");
+        h.field(self.base.as_bytes());
+        h.field(rel.as_bytes());
+        h.field(pkg.display_path.as_bytes());
+        for (path, file) in files.range(prefix.clone()..) {
+            let Some(local) = path.strip_prefix(&prefix) else {
+                break;
+            };
+            h.field(local.as_bytes());
+            match file {
+                FileKey::Bytes(digest) => {
+                    h.field(b"file");
+                    h.field(digest.as_bytes());
+                }
+                FileKey::Link(target) if link_stays_inside(local, target) => {
+                    h.field(b"link");
+                    h.field(target.as_bytes());
+                }
+                FileKey::Link(_) => return None,
+            }
+            if is_kptfile(local) {
+                for identity in self.kptfile_identities(path)? {
+                    h.field(&identity);
+                }
+            }
+        }
+        Some(Digest::from(h.0.finalize()))
+    }
+
+    fn kptfile_identities(&self, path: &str) -> Option<Vec<Vec<u8>>> {
+        if let Some(known) = self.kptfiles.lock().ok()?.get(path) {
+            return known.clone();
+        }
+        let identities = match self.snapshot.as_ref()?.entries.get(path)? {
+            Entry::File(bytes) => function_identities(path, bytes, &self.identities),
+            Entry::Link(_) => None,
+        };
+        self.kptfiles
+            .lock()
+            .ok()?
+            .insert(path.to_string(), identities.clone());
+        identities
+    }
+
+    /// The record of subtree `key`, if the store has a usable one (never
+    /// with `verify`).
+    pub fn lookup_subtree(&self, key: &Digest) -> Option<SubtreeHit> {
+        let hit = self.lookup(key)?;
+        let decoded = (|| {
+            let (counts, meta) = hit.record.meta.split_at_checked(16)?;
+            let count =
+                |bytes: &[u8]| usize::try_from(u64::from_le_bytes(bytes.try_into().ok()?)).ok();
+            Some(SubtreeHit {
+                output: self.resources(output(&hit, NODES)?)?,
+                log: self.log(&hit, meta)?,
+                executed: count(&counts[..8])?,
+                packages: count(&counts[8..])?,
+            })
+        })();
+        self.discard_unless(key, decoded)
+    }
+
+    /// Records a successful subtree render: its resources (usually the
+    /// blob its last step recorded), log, files and counts. Returns the
+    /// blob of its resources when they are stored.
+    pub fn record_subtree(&self, key: &Digest, run: &SubtreeRun) -> Option<Blob> {
+        if !self.enabled() {
+            return None;
+        }
+        let record = (|| {
+            let nodes = match run.output.blob {
+                Some(blob) if blob.stored => BlobRef {
+                    name: NODES.into(),
+                    digest: blob.digest,
+                    size: blob.size,
+                },
+                _ => {
+                    let bytes = codec::encode_nodes(&run.output.nodes, &self.root)?;
+                    self.blob_ref(NODES, &bytes)?
+                }
+            };
+            let (log_meta, log_blob) = self.place_log(&run.log)?;
+            let mut meta = (run.executed as u64).to_le_bytes().to_vec();
+            meta.extend((run.packages as u64).to_le_bytes());
+            meta.extend(log_meta);
+            let blob = Blob {
+                digest: nodes.digest,
+                size: nodes.size,
+                stored: true,
+            };
+            let mut outputs = vec![nodes];
+            outputs.extend(log_blob);
+            Some((StepRecord::new(outputs, meta), blob))
+        })();
+        let (record, blob) = record?;
+        self.on(self.store.put_step(key, &record))?;
+        Some(blob)
+    }
+
+    fn blob_ref(&self, name: &str, bytes: &[u8]) -> Option<BlobRef> {
+        Some(BlobRef {
+            name: name.into(),
+            digest: self.on(self.store.put_blob(bytes))?,
+            size: bytes.len() as u64,
+        })
+    }
+
+    /// Makes the render's records durable.
+    pub fn flush(&self) {
+        if self.enabled() {
+            self.on(self.store.flush());
+        }
+    }
+}
+
+/// The output named `name` of a hit, with its bytes.
+fn output<'h>(hit: &'h krmgraph_cache::Hit, name: &str) -> Option<(&'h BlobRef, &'h [u8])> {
+    let i = hit.record.outputs.iter().position(|o| o.name == name)?;
+    Some((&hit.record.outputs[i], hit.outputs.get(i)?.as_slice()))
+}
+
+/// Schema, krmgraph's version and the flags that change what a step or
+/// subtree gives.
+fn base_digest(runner: &RunnerOptions) -> Digest {
+    let mut h = Hasher::default();
+    h.field(KEY_SCHEMA.as_bytes());
+    h.field(env!("CARGO_PKG_VERSION").as_bytes());
+    for flag in [
+        runner.allow_exec,
+        runner.allow_network,
+        runner.truncate_output,
+        runner.no_builtins,
+    ] {
+        h.field(&[u8::from(flag)]);
+    }
+    h.field(runner.image_pull_policy.as_bytes());
+    h.field(&(runner.no_builtin_images.len() as u64).to_le_bytes());
+    for image in &runner.no_builtin_images {
+        h.field(image.as_bytes());
+    }
+    Digest::from(h.0.finalize())
+}
+
+/// The Kptfile fields of a step, each length-prefixed.
+fn function_spec(h: &mut Hasher, f: &Function) {
+    for text in [&f.image, &f.exec, &f.config_path, &f.name] {
+        h.field(text.as_bytes());
+    }
+    match &f.config_map {
+        None => h.field(b"no configMap"),
+        Some(entries) => {
+            h.field(&(entries.len() as u64).to_le_bytes());
+            for (k, v) in entries {
+                h.field(k.as_bytes());
+                h.field(v.as_bytes());
+            }
+        }
+    }
+    for selectors in [&f.selectors, &f.exclusions] {
+        h.field(&(selectors.len() as u64).to_le_bytes());
+        for s in selectors {
+            selector(h, s);
+        }
+    }
+}
+
+fn selector(h: &mut Hasher, s: &Selector) {
+    for text in [&s.api_version, &s.kind, &s.name, &s.namespace] {
+        h.field(text.as_bytes());
+    }
+    for pairs in [&s.labels, &s.annotations] {
+        h.field(&(pairs.len() as u64).to_le_bytes());
+        for (k, v) in pairs {
+            h.field(k.as_bytes());
+            h.field(v.as_bytes());
+        }
+    }
+}
+
+/// Every file of the snapshot by path: the digest of its bytes, or its link
+/// target.
+fn file_keys(snapshot: &Snapshot) -> BTreeMap<String, FileKey> {
+    let entries: Vec<(&String, &Entry)> = snapshot.entries.iter().collect();
+    entries
+        .par_iter()
+        .map(|(path, entry)| {
+            let key = match entry {
+                Entry::File(bytes) => FileKey::Bytes(Digest::of(bytes)),
+                Entry::Link(target) => FileKey::Link(target.clone()),
+            };
+            ((*path).clone(), key)
+        })
+        .collect()
+}
+
+/// Whether a symlink at `local` (slash path inside a subtree) pointing at
+/// `target` resolves inside the subtree, so its content is keyed too.
+fn link_stays_inside(local: &str, target: &str) -> bool {
+    if target.starts_with('/') {
+        return false;
+    }
+    let dir = local.rsplit_once('/').map_or("", |(d, _)| d);
+    let joined = if dir.is_empty() {
+        target.to_string()
+    } else {
+        format!("{dir}/{target}")
+    };
+    let cleaned = clean_path(&joined);
+    cleaned != ".." && !cleaned.starts_with("../")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same tree at two paths: equal subtree keys, equal input digests
+    /// and step keys; a changed byte changes them.
+    #[test]
+    fn keys_do_not_depend_on_the_checkout_location() {
+        let tmp = tempfile::tempdir().unwrap();
+        let write = |root: &Path, value: &str| {
+            std::fs::create_dir_all(root.join("sub")).unwrap();
+            std::fs::write(
+                root.join("Kptfile"),
+                "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n    - image: gcr.io/kpt-fn/set-labels:v0.1.4\n      configMap:\n        app: x\n",
+            )
+            .unwrap();
+            std::fs::write(
+                root.join("sub/cm.yaml"),
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  k: {value}\n"
+                ),
+            )
+            .unwrap();
+        };
+        let keys = |root: &Path| {
+            let runner = RunnerOptions::default();
+            let cache = RenderCache {
+                store: Arc::new(krmgraph_cache::MemoryStore::new()),
+                snapshot: None,
+                verify: false,
+            };
+            let steps = StepCache::new(&cache, root, &runner, true);
+            let pkg = Package::load(root, root.parent().unwrap()).unwrap();
+            let local = crate::kyaml::pkgio::LocalPackageReader::kpt(root, &root.to_string_lossy())
+                .read()
+                .unwrap();
+            let f = &pkg.kptfile.pipeline.mutators[0];
+            let function = FunctionRunner::new(f, root, &runner).unwrap();
+            let input = steps.digest_of(&local).unwrap().digest();
+            let step = steps.step_key(Role::Mutator, f, &function, &input).unwrap();
+            (steps.subtree_key(&pkg).unwrap(), input, step)
+        };
+        let (a, b, c) = (
+            tmp.path().join("one/pkg"),
+            tmp.path().join("elsewhere/two/pkg"),
+            tmp.path().join("three/pkg"),
+        );
+        write(&a, "v");
+        write(&b, "v");
+        write(&c, "w");
+        let (at_a, at_b, at_c) = (keys(&a), keys(&b), keys(&c));
+        assert_eq!(at_a, at_b);
+        assert_ne!(at_a.0, at_c.0);
+        assert_ne!(at_a.1, at_c.1);
+        assert_ne!(at_a.2, at_c.2);
+    }
+
+    #[test]
+    fn links_inside_and_outside() {
+        assert!(link_stays_inside("a/l.yaml", "x.yaml"));
+        assert!(link_stays_inside("a/l.yaml", "../b/x.yaml"));
+        assert!(!link_stays_inside("l.yaml", "../x.yaml"));
+        assert!(!link_stays_inside("a/l.yaml", "../../x.yaml"));
+        assert!(!link_stays_inside("l.yaml", "/etc/x.yaml"));
+    }
+}
