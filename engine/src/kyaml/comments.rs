@@ -145,4 +145,127 @@ mod tests {
             "wrong node kind: expected MappingNode but got ScalarNode: node contents:\nx\n"
         );
     }
+
+    /// kyaml's `CopyComments` as it was ported first: the whole input
+    /// copied and edited by the walk, and every list item paired by value
+    /// copied again. The borrowed walk must give the same result.
+    fn copy_comments_on_a_copy(from: &Node, to: &mut Node) -> Result<()> {
+        let mut from_copy = from.clone();
+        copy_field_comments(Some(&from_copy), Some(to));
+        Walker::new(&CopierOnCopies, true).walk(
+            Some(Dest::Owned(&mut from_copy)),
+            Some(to),
+            None,
+        )?;
+        Ok(())
+    }
+
+    struct CopierOnCopies;
+
+    impl Visitor for CopierOnCopies {
+        fn visit_map(&self, dest: Option<&Node>, origin: Option<&mut Node>) -> Result<()> {
+            Copier.visit_map(dest, origin)
+        }
+
+        fn visit_scalar(&self, dest: Option<&Node>, origin: Option<&mut Node>) -> Result<()> {
+            Copier.visit_scalar(dest, origin)
+        }
+
+        fn visit_list(&self, dest: Option<&Node>, mut origin: Option<&mut Node>) -> Result<()> {
+            copy_field_comments(dest, origin.as_deref_mut());
+            let (Some(dest), Some(origin)) = (dest, origin) else {
+                return Ok(());
+            };
+            let origin_items = &mut crate::kyaml::rnode::y_node_mut(origin).content;
+            for (d, o) in y_node(dest).content.iter().zip(origin_items.iter_mut()) {
+                if d.value == o.value {
+                    copy_comments_on_a_copy(d, o)?;
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// A Deployment whose merge-keyed lists (containers by name, ports by
+    /// port and protocol, env by name) hold the values `picks` chooses:
+    /// duplicates, missing and null keys, empty and null items, comments.
+    fn deployment(picks: &[u8]) -> String {
+        let mut picks = picks.iter().copied().cycle();
+        let mut pick = |n: u8| picks.next().unwrap_or(0) % n;
+        let comment = |p: u8, text: &str| match p {
+            0 => format!(" # {text}"),
+            _ => String::new(),
+        };
+        let mut y = String::from("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n      containers:\n");
+        for c in 0..pick(4) {
+            match pick(8) {
+                0 => y.push_str("      - null\n"),
+                1 => y.push_str("      - {}\n"),
+                _ => {
+                    let name = ["a", "b", "a", "~", ""][pick(5) as usize];
+                    let name_line = match name {
+                        "" => "      - image: x\n".to_string(),
+                        n => format!("      - name: {n}{}\n", comment(pick(3), &format!("c{c}"))),
+                    };
+                    y.push_str(&name_line);
+                    y.push_str(&format!(
+                        "        image: img{}{}\n",
+                        pick(2),
+                        comment(pick(3), "img")
+                    ));
+                    if pick(2) == 0 {
+                        y.push_str("        ports:\n");
+                        for _ in 0..pick(4) {
+                            let port = ["80", "443", "80"][pick(3) as usize];
+                            y.push_str(&format!(
+                                "        - containerPort: {port}{}\n",
+                                comment(pick(3), "p")
+                            ));
+                            match pick(3) {
+                                0 => y.push_str("          protocol: TCP\n"),
+                                1 => y.push_str("          protocol: UDP\n"),
+                                _ => {}
+                            }
+                        }
+                    }
+                    if pick(2) == 0 {
+                        y.push_str("        env:\n");
+                        for _ in 0..pick(3) {
+                            let name = ["X", "Y", "X"][pick(3) as usize];
+                            y.push_str(&format!(
+                                "        - name: {name}\n          value: v{}{}\n",
+                                pick(3),
+                                comment(pick(2), "e")
+                            ));
+                        }
+                    }
+                    if pick(3) == 0 {
+                        y.push_str("        args: [a, b] # args\n        dropped: null\n");
+                    }
+                }
+            }
+        }
+        y
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+        #[test]
+        fn the_borrowed_walk_copies_what_kyamls_copy_walk_copies(
+            from_picks in proptest::collection::vec(proptest::num::u8::ANY, 1..40),
+            to_picks in proptest::collection::vec(proptest::num::u8::ANY, 1..40),
+            same in proptest::bool::ANY,
+        ) {
+            let from = parse(&deployment(&from_picks));
+            // Half the cases give the function's output the input's shape
+            // (its comments dropped), so most items pair up.
+            let to_text = if same { deployment(&from_picks) } else { deployment(&to_picks) };
+            let mut to = parse(&to_text.lines().map(|l| l.split(" # ").next().unwrap_or(l)).collect::<Vec<_>>().join("\n"));
+            let mut want = to.clone();
+            let got = copy_comments(&from, &mut to).map_err(|e| e.to_string());
+            let expected = copy_comments_on_a_copy(&from, &mut want).map_err(|e| e.to_string());
+            proptest::prop_assert_eq!(got, expected);
+            proptest::prop_assert_eq!(emit(&to), emit(&want));
+        }
+    }
 }
