@@ -167,6 +167,9 @@ struct Outcome {
     changes: Vec<String>,
     /// The tree afterwards (paths relative to the tool's dir: `pkg/...`).
     after: BTreeMap<String, Entry>,
+    /// The normalised `results.yaml`, when `<RESULTS>` was passed as
+    /// `--results-dir` (a directory outside the snapshot).
+    results: Option<String>,
 }
 
 impl Outcome {
@@ -202,7 +205,8 @@ struct Runner {
 
 impl Runner {
     /// Builds the tree with `build(<base>/<tool>/pkg)` and renders it with
-    /// `tool` (`"kpt"` or `"krmgraph"`), cwd `<base>/<tool>`.
+    /// `tool` (`"kpt"` or `"krmgraph"`), cwd `<base>/<tool>`. `<RESULTS>`
+    /// in `args` is `<base>/<tool>-results`.
     fn run(&self, tool: &str, base: &Path, build: &dyn Fn(&Path), args: &[&str]) -> Outcome {
         let root = base.join(tool);
         std::fs::create_dir_all(&root).unwrap();
@@ -239,7 +243,11 @@ impl Runner {
             ]);
         }
         argv.push(pkg.to_string_lossy().to_string());
-        argv.extend(args.iter().map(|a| a.to_string()));
+        let results = base.join(format!("{tool}-results"));
+        argv.extend(
+            args.iter()
+                .map(|a| a.replace("<RESULTS>", &results.to_string_lossy())),
+        );
         let out = Command::new(&argv[0])
             .env("KRMGRAPH_NO_CACHE", "1")
             .args(&argv[1..])
@@ -255,6 +263,9 @@ impl Runner {
             stderr: normalise(&String::from_utf8_lossy(&out.stderr), &root),
             changes: changes(&before, &after),
             after,
+            results: std::fs::read_to_string(results.join("results.yaml"))
+                .ok()
+                .map(|r| normalise(&r, &root)),
         }
     }
 
@@ -287,6 +298,22 @@ impl Runner {
 /// says every one of `needles`; kpt (if it ran) does the same, with the
 /// same stderr.
 fn assert_failure(kpt: Option<Outcome>, ours: Outcome, needles: &[&str]) {
+    assert_failed_untouched(&ours, needles);
+    if let Some(kpt) = kpt {
+        assert_eq!(kpt.code, 1, "kpt exit code (stderr:\n{})", kpt.stderr);
+        assert!(
+            kpt.changes.is_empty(),
+            "kpt touched the tree: {:?}",
+            kpt.changes
+        );
+        assert_same_error(&ours.stderr, &kpt.stderr);
+        assert_eq!(ours.stdout, kpt.stdout, "stdout differs from kpt's");
+    }
+}
+
+/// krmgraph exited 1, left the tree untouched and said every one of
+/// `needles`.
+fn assert_failed_untouched(ours: &Outcome, needles: &[&str]) {
     assert_eq!(
         ours.code, 1,
         "krmgraph must exit 1; stderr:\n{}",
@@ -303,16 +330,6 @@ fn assert_failure(kpt: Option<Outcome>, ours: Outcome, needles: &[&str]) {
             "krmgraph's error does not mention {n:?}:\n{}",
             ours.stderr
         );
-    }
-    if let Some(kpt) = kpt {
-        assert_eq!(kpt.code, 1, "kpt exit code (stderr:\n{})", kpt.stderr);
-        assert!(
-            kpt.changes.is_empty(),
-            "kpt touched the tree: {:?}",
-            kpt.changes
-        );
-        assert_same_error(&ours.stderr, &kpt.stderr);
-        assert_eq!(ours.stdout, kpt.stdout, "stdout differs from kpt's");
     }
 }
 
@@ -395,15 +412,54 @@ fn function_writes_garbage() {
     );
 }
 
-/// kpt reads an empty function output as an empty ResourceList: every
-/// resource is deleted, so every resource file is pruned (kpt-render.md
-/// §2.4.1 item 11), exit 0. krmgraph must do the same, not fail.
+/// A mutator that exits 0 with nothing (or only whitespace) on stdout.
+///
+/// INTENDED DIFFERENCE: kpt reads that as an empty ResourceList and deletes
+/// every resource file, Kptfiles included (exit 0). krmgraph fails the step
+/// like any other function failure (`[FAIL]`, `Error:` line, an item with
+/// exit code 1 in `results.yaml`, exit 1) and writes nothing. kpt's
+/// deletion is asserted too, so the test notices if kpt changes.
 #[test]
-fn function_writes_nothing_deletes_everything() {
-    let exec = function("empty-output.sh");
+fn function_writes_nothing_fails() {
+    for exec in [
+        function("empty-output.sh"),
+        format!("{} whitespace", function("empty-output.sh")),
+    ] {
+        let build = |pkg: &Path| base_tree(pkg, &exec_pipeline(&exec));
+        let args = ["--allow-exec", "--results-dir", "<RESULTS>"];
+        let (kpt, ours) = Runner::default().both("function_writes_nothing_fails", &build, &args);
+        let error = format!(
+            "Error: function \"{exec}\" wrote nothing to stdout; a function that removes every \
+             resource must write an empty ResourceList"
+        );
+        let fail = format!("[FAIL] \"{exec}\" in <T>\n");
+        assert_failed_untouched(&ours, &[&fail, &error]);
+        let results = ours.results.as_deref().unwrap_or_default();
+        let item = format!("  - exec: {exec}\n    exitCode: 1\n");
+        assert!(
+            results.contains("exitCode: 1\nitems:\n") && results.ends_with(&item),
+            "results.yaml must record the failure:\n{results}"
+        );
+        if let Some(kpt) = kpt {
+            assert_eq!(kpt.code, 0, "kpt exit code; stderr:\n{}", kpt.stderr);
+            assert!(
+                kpt.changes.contains(&"deleted: pkg/Kptfile".to_string()),
+                "kpt deletes every file here: {:?}",
+                kpt.changes
+            );
+        }
+    }
+}
+
+/// A mutator that writes a valid, empty ResourceList (`items: []`) deletes
+/// every resource on purpose: every resource file is pruned (kpt-render.md
+/// §2.4.1 item 11), exit 0, as kpt does.
+#[test]
+fn function_writes_empty_list_deletes_everything() {
+    let exec = function("empty-list.sh");
     let build = |pkg: &Path| base_tree(pkg, &exec_pipeline(&exec));
     let (kpt, ours) = Runner::default().both(
-        "function_writes_nothing_deletes_everything",
+        "function_writes_empty_list_deletes_everything",
         &build,
         &["--allow-exec"],
     );
@@ -429,6 +485,30 @@ fn function_writes_nothing_deletes_everything() {
         assert_eq!(kpt.code, 0);
         assert_eq!(ours.changes, kpt.changes, "changes differ from kpt's");
         assert_eq!(ours.stderr, kpt.stderr, "stderr differs from kpt's");
+    }
+}
+
+/// A validator's output is discarded (kpt and krmgraph alike), so a
+/// validator that writes nothing passes: the render succeeds as kpt's does.
+#[test]
+fn validator_writes_nothing_passes() {
+    let pipeline = format!(
+        "pipeline:\n  validators:\n  - exec: {}\n",
+        function("empty-output.sh")
+    );
+    let build = |pkg: &Path| base_tree(pkg, &pipeline);
+    let (kpt, ours) =
+        Runner::default().both("validator_writes_nothing_passes", &build, &["--allow-exec"]);
+    assert_eq!(ours.code, 0, "krmgraph exit code; stderr:\n{}", ours.stderr);
+    let a = String::from_utf8_lossy(ours.file("pkg/a.yaml").unwrap_or_default()).to_string();
+    assert!(
+        a.starts_with("apiVersion") && !a.contains("\n\n"),
+        "a.yaml was rendered:\n{a}"
+    );
+    if let Some(kpt) = kpt {
+        assert_eq!(kpt.code, 0, "kpt exit code; stderr:\n{}", kpt.stderr);
+        assert_eq!(ours.stderr, kpt.stderr, "stderr differs from kpt's");
+        assert_eq!(ours.contents(), kpt.contents(), "rendered trees differ");
     }
 }
 

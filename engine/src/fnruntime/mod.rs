@@ -212,12 +212,24 @@ impl FunctionRunner {
 
     /// Runs the function on `input` (which gains kpt's id annotations, as
     /// kpt's input nodes do) and returns its output. Prints and records as
-    /// kpt does. `config` overrides the runner's functionConfig.
+    /// kpt does. `config` overrides the runner's functionConfig. This is
+    /// how validators run (their output is discarded); mutators run through
+    /// [`run_in_pipeline`], which also refuses an empty stdout.
     pub fn run(
         &self,
         input: &mut [Node],
         config: ConfigSource,
         ctx: &mut RunContext,
+    ) -> Result<Vec<Node>, FnError> {
+        self.run_step(input, config, ctx, OutputUse::Discarded)
+    }
+
+    fn run_step(
+        &self,
+        input: &mut [Node],
+        config: ConfigSource,
+        ctx: &mut RunContext,
+        output_use: OutputUse,
     ) -> Result<Vec<Node>, FnError> {
         let selected = self.show_resource_count.then_some(input.len());
         ctx.reporter.report(&Event::FunctionStarted {
@@ -226,7 +238,7 @@ impl FunctionRunner {
         });
         let start = Instant::now();
         let mut record = self.new_result();
-        let outcome = self.call(input, &config, &mut record, ctx);
+        let outcome = self.call(input, &config, &mut record, ctx, output_use);
         let duration = start.elapsed();
         match outcome {
             Ok(output) => {
@@ -262,13 +274,14 @@ impl FunctionRunner {
         config: &ConfigSource,
         record: &mut FnResult,
         ctx: &mut RunContext,
+        output_use: OutputUse,
     ) -> Result<Vec<Node>, FnError> {
         crate::krm::check_all_krm(input).map_err(|e| {
             FnError::Message(format!(
                 "input resource list must contain only KRM resources: {e}"
             ))
         })?;
-        let output = match self.filter(input, config, record) {
+        let output = match self.filter(input, config, record, output_use) {
             Ok(output) => output,
             Err(e) => {
                 if let FnError::Message(_) = e {
@@ -308,6 +321,7 @@ impl FunctionRunner {
         input: &mut [Node],
         config: &ConfigSource,
         record: &mut FnResult,
+        output_use: OutputUse,
     ) -> Result<Vec<Node>, FnError> {
         kio_pipeline::set_ids(input).map_err(|e| FnError::Message(e.to_string()))?;
         // The config is read after the ids are set: when it is one of the
@@ -337,6 +351,9 @@ impl FunctionRunner {
                 return Err(FnError::Reported(code));
             }
         }
+        if output_use == OutputUse::Replaces && process.stdout.iter().all(u8::is_ascii_whitespace) {
+            return Err(FnError::Message(wrote_nothing(&self.name)));
+        }
         let function_dir = kio_pipeline::function_scope(function_config.as_ref())
             .map_err(|e| FnError::Message(e.to_string()))?;
         kioutil::default_path_annotation(&function_dir, &mut output)
@@ -358,8 +375,32 @@ impl FunctionRunner {
     }
 }
 
+/// What becomes of a step's output.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum OutputUse {
+    /// It replaces the input (a mutator, `fn eval`'s function): an empty
+    /// stdout is an error, not an empty ResourceList.
+    Replaces,
+    /// It is discarded (a validator): an empty stdout is fine.
+    Discarded,
+}
+
+/// The error for a mutator that exits 0 with nothing (or only whitespace)
+/// on stdout. kpt reads that as an empty ResourceList and deletes every
+/// resource the function was given; krmgraph refuses it (a deliberate
+/// difference, `docs/conformance.md`). `items: []` still deletes them.
+fn wrote_nothing(name: &str) -> String {
+    format!(
+        "function {} wrote nothing to stdout; a function that removes every resource must \
+         write an empty ResourceList (kpt would delete every resource the function was given)",
+        crate::gostr::quote(name)
+    )
+}
+
 /// One mutator inside kyaml's `kio.Pipeline`: the internal-annotation
-/// bookkeeping around the call. An empty output skips reconciliation.
+/// bookkeeping around the call (an empty output list skips
+/// reconciliation). A mutator that writes nothing at all fails
+/// ([`wrote_nothing`]).
 pub fn run_in_pipeline(
     runner: &FunctionRunner,
     input: &mut [Node],
@@ -368,7 +409,7 @@ pub fn run_in_pipeline(
 ) -> Result<Vec<Node>, FnError> {
     let snapshot = kio_pipeline::preprocess_for_internal_annotation_migration(input)
         .map_err(|e| FnError::Message(e.to_string()))?;
-    let mut output = runner.run(input, config, ctx)?;
+    let mut output = runner.run_step(input, config, ctx, OutputUse::Replaces)?;
     kio_pipeline::finish_filter(&mut output, &snapshot)
         .map_err(|e| FnError::Message(e.to_string()))?;
     Ok(output)
