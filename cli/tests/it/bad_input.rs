@@ -344,18 +344,62 @@ fn assert_same_error(ours: &str, kpt: &str) {
     );
 }
 
+/// A ConfigMap whose flow sequence is never closed: go-yaml (kpt) says
+/// `yaml: line 5: did not find expected ',' or ']'`; the error is at 6:6.
+const MALFORMED: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: [unclosed\n  j: v\n";
+
+/// Malformed YAML anywhere in the tree: (case, file under `pkg/`, root
+/// pipeline, what krmgraph's error must say besides kpt's line).
+const MALFORMED_CASES: &[(&str, &str, &str, &[&str])] = &[
+    // kpt: Error: <ROOT>/pkg/bad.yaml: MalformedYAMLError: yaml: line 5: ...
+    (
+        "root package resource",
+        "bad.yaml",
+        "",
+        &["<ROOT>/pkg/bad.yaml:6:6"],
+    ),
+    (
+        "subpackage resource",
+        "sub/bad.yaml",
+        "",
+        &["<ROOT>/pkg/sub/bad.yaml:6:6"],
+    ),
+    (
+        "plain nested directory",
+        "plain/deeper/bad.yaml",
+        "",
+        &["<ROOT>/pkg/plain/deeper/bad.yaml:6:6"],
+    ),
+    // kpt: Kptfile is invalid: ... Reason: failed to read functionConfig
+    // "fns/config.yaml": MalformedYAMLError: yaml: line 5: ... (no column:
+    // krmgraph prints kpt's text and no snippet for this one)
+    (
+        "configPath functionConfig",
+        "fns/config.yaml",
+        "pipeline:\n  mutators:\n  - exec: cat\n    configPath: fns/config.yaml\n",
+        &[
+            "`pipeline.mutators[0].configPath`",
+            "\"fns/config.yaml\": MalformedYAMLError",
+        ],
+    ),
+];
+
 #[test]
-fn malformed_yaml_in_subpackage_resource() {
-    let build = |pkg: &Path| {
-        base_tree(pkg, "");
-        write(
-            &pkg.join("sub/bad.yaml"),
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: [unclosed\n  j: v\n",
-        );
-    };
-    let (kpt, ours) = Runner::default().both("malformed_yaml_in_subpackage_resource", &build, &[]);
-    // kpt: Error: <ROOT>/pkg/sub/bad.yaml: MalformedYAMLError: yaml: line 5: did not find expected ',' or ']'
-    assert_failure(kpt, ours, &["pkg/sub/bad.yaml", "line 5"]);
+fn malformed_yaml_anywhere_in_the_tree() {
+    for (case, file, pipeline, needles) in MALFORMED_CASES {
+        let build = |pkg: &Path| {
+            base_tree(pkg, pipeline);
+            write(&pkg.join(file), MALFORMED);
+        };
+        println!("case: {case}");
+        let args = ["--allow-exec"];
+        let (kpt, ours) =
+            Runner::default().both("malformed_yaml_anywhere_in_the_tree", &build, &args);
+        let mut needles = needles.to_vec();
+        needles.extend([*file, "line 5: did not find expected ',' or ']'"]);
+        assert_failure(kpt, ours, &needles);
+    }
 }
 
 #[test]
