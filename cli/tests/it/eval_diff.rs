@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::kpt_diff::{describe_difference, run_tool, Subcommand};
+use crate::kpt_diff::{describe_difference, read_tree, run_tool, Subcommand};
 use crate::util::kpt_available;
 
 fn package(work: &Path) -> PathBuf {
@@ -97,4 +97,28 @@ fn eval_matches_kpt() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// INTENDED DIFFERENCE (docs/conformance.md): a function that exits 0 and
+/// writes nothing fails `fn eval` with the package untouched, where kpt
+/// deletes every file of it; `items: []` (in `eval_matches_kpt`) still
+/// deletes them as kpt does.
+#[test]
+fn eval_function_writes_nothing_fails() {
+    let work = tempfile::tempdir().unwrap();
+    let pkg = package(work.path());
+    let args = ["--exec", "sh -c 'cat >/dev/null'"];
+    let ours = run_tool("krmgraph", work.path(), &pkg, Subcommand::Eval, &args, None);
+    assert_eq!(ours.exit_code, 1, "stderr:\n{}", ours.stderr);
+    assert!(
+        ours.stderr.contains("wrote nothing to stdout"),
+        "{}",
+        ours.stderr
+    );
+    assert_eq!(ours.files, read_tree(&pkg), "the package must be untouched");
+    if kpt_available("eval_function_writes_nothing_fails") {
+        let kpt = run_tool("kpt", work.path(), &pkg, Subcommand::Eval, &args, None);
+        assert_eq!(kpt.exit_code, 0, "kpt stderr:\n{}", kpt.stderr);
+        assert!(!kpt.files.contains_key("Kptfile"), "kpt deletes every file");
+    }
 }
