@@ -4,7 +4,8 @@
 //!
 //! Inputs: every fixture in `testdata/yaml` (one per formatting fact of
 //! kpt-render.md §5, plus anchors, tags, flow comments, block headers, CRLF,
-//! empty files, ...), a generated 1 MB document, the error fixtures in
+//! empty files, ...), a generated 1 MB file of small documents and a single
+//! generated 1 MB document, the error fixtures in
 //! `testdata/yaml-errors`, and the input files of every case of the kpt
 //! conformance corpus (when `KRMGRAPH_CONFORMANCE_DIR` is set), each with
 //! no pipeline and with an identity `exec: cat` pipeline.
@@ -392,25 +393,91 @@ fn big_manifest() -> String {
     out
 }
 
-#[test]
-fn one_megabyte_document_matches_kpt() {
-    if !kpt_available("one_megabyte_document_matches_kpt") {
-        return;
+/// One ~1 MB document: a ConfigMap with 18,000 data keys (plain, quoted
+/// and commented values; extra spaces after some colons and before line
+/// comments, and a blank line and a head comment every 500 keys, all of
+/// which a render rewrites) and a ~500 KB `|` block scalar (blank and
+/// more-indented lines inside).
+fn big_document() -> String {
+    let mut out = String::from(
+        "# a single ~1 MB document\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big # one document\ndata:\n",
+    );
+    for i in 0..18_000 {
+        if i % 500 == 0 {
+            out.push_str(&format!("\n  # keys from {i}\n"));
+        }
+        let value = match i % 5 {
+            0 => format!("value {i}"),
+            1 => format!("\"{i}\""),
+            2 => format!("'yes'    # kept {i}"),
+            3 => "\"true\"".to_string(),
+            _ => format!("a longer plain value number {i} with words"),
+        };
+        let gap = if i % 7 == 0 { "   " } else { " " };
+        out.push_str(&format!("  key-{i:05}:{gap}{value}\n"));
     }
+    out.push_str("  script: |\n");
+    let block_start = out.len();
+    for i in 0.. {
+        if out.len() - block_start >= 500 << 10 {
+            break;
+        }
+        match i % 50 {
+            25 => out.push('\n'),
+            26 => out.push_str(&format!("      indented line {i}: keep: it\n")),
+            _ => out.push_str(&format!(
+                "    echo \"line {i} of the script\" # not a comment\n"
+            )),
+        }
+    }
+    out.push_str("  tail: end\n");
+    out
+}
+
+/// Renders a package holding `text` as `big.yaml` with kpt and krmgraph,
+/// with no pipeline and with `exec: cat`: kpt must succeed and rewrite
+/// the file, and krmgraph must leave what kpt leaves.
+fn check_big_file(name: &str, text: &str) {
+    assert!(text.len() >= 1 << 20, "{name}: {} bytes", text.len());
     let work = tempfile::tempdir().unwrap();
     let big = work.path().join("big.yaml");
-    std::fs::write(&big, big_manifest()).unwrap();
-    let mut cases = Vec::new();
+    std::fs::write(&big, text).unwrap();
     for cat in [false, true] {
-        let name = if cat { "big-cat" } else { "big-no-pipeline" };
-        let pkg = package_of(work.path(), name, std::slice::from_ref(&big), cat);
-        cases.push((
-            name.to_string(),
-            pkg,
-            if cat { vec!["--allow-exec"] } else { vec![] },
-        ));
+        let name = format!("{name}-{}", if cat { "cat" } else { "no-pipeline" });
+        let pkg = package_of(work.path(), &name, std::slice::from_ref(&big), cat);
+        let args: &[&str] = if cat { &["--allow-exec"] } else { &[] };
+        let kpt = render_with("kpt", work.path(), &pkg, args);
+        assert_eq!(kpt.exit_code, 0, "{name}: kpt failed:\n{}", kpt.stderr);
+        let rendered = kpt.files.get("big.yaml").map(Vec::as_slice);
+        assert_ne!(
+            rendered,
+            Some(text.as_bytes()),
+            "{name}: kpt rewrote nothing"
+        );
+        let ours = render_with("krmgraph", work.path(), &pkg, args);
+        if let Some(diff) = describe_difference(&kpt, &ours) {
+            panic!("{name}: krmgraph differs from kpt: {diff}");
+        }
+        println!("same: {name}");
     }
-    check_all(cases, work.path());
+}
+
+/// A 1 MB file of many small documents.
+#[test]
+fn one_megabyte_document_matches_kpt() {
+    if kpt_available("one_megabyte_document_matches_kpt") {
+        check_big_file("big", &big_manifest());
+    }
+}
+
+/// One document of 1 MB.
+#[test]
+fn one_megabyte_single_document_matches_kpt() {
+    if kpt_available("one_megabyte_single_document_matches_kpt") {
+        let text = big_document();
+        assert!(!text[1..].contains("\n---"), "a single document");
+        check_big_file("one-doc", &text);
+    }
 }
 
 #[test]
