@@ -45,6 +45,7 @@
 //! anchor) is copied into buffers the emitter reuses.
 
 mod analyze;
+pub(crate) use analyze::analyze_scalar;
 mod nodes;
 mod write;
 

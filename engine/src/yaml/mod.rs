@@ -26,6 +26,7 @@ pub mod event;
 pub mod node;
 pub mod parser;
 mod reader;
+pub mod reparse;
 pub mod resolve;
 pub mod scanner;
 pub mod token;

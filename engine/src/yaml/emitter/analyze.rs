@@ -27,7 +27,7 @@
 
 use super::{
     is_alpha, is_ascii, is_blank, is_blankz, is_break, is_printable, is_space, width,
-    yaml_emitter_set_emitter_error, EmitResult, Emitter,
+    yaml_emitter_set_emitter_error, EmitResult, Emitter, ScalarData,
 };
 use crate::yaml::event::{scalar_style, EventRef, EventType, TagDirective};
 
@@ -128,172 +128,7 @@ impl Emitter {
 
     /// Check if a scalar is valid.
     fn analyze_scalar(&mut self, value: &[u8]) -> EmitResult {
-        let mut block_indicators = false;
-        let mut flow_indicators = false;
-        let mut line_breaks = false;
-        let mut special_characters = false;
-        let mut tab_characters = false;
-
-        let mut leading_space = false;
-        let mut leading_break = false;
-        let mut trailing_space = false;
-        let mut trailing_break = false;
-        let mut break_space = false;
-        let mut space_break = false;
-
-        let mut previous_space = false;
-        let mut previous_break = false;
-
-        self.scalar_data.length = value.len();
-
-        if value.is_empty() {
-            self.scalar_data.multiline = false;
-            self.scalar_data.flow_plain_allowed = false;
-            self.scalar_data.block_plain_allowed = true;
-            self.scalar_data.single_quoted_allowed = true;
-            self.scalar_data.block_allowed = false;
-            return Ok(());
-        }
-
-        if value.starts_with(b"---") || value.starts_with(b"...") {
-            block_indicators = true;
-            flow_indicators = true;
-        }
-
-        let mut preceded_by_whitespace = true;
-        let mut i = 0;
-        while i < value.len() {
-            let c = value[i];
-            if i > 0 && PLAIN_TAIL[c as usize] {
-                // Fast path: a run of characters that, after the first
-                // position, only clear the previous-character flags.
-                while i < value.len() && PLAIN_TAIL[value[i] as usize] {
-                    i += 1;
-                }
-                previous_space = false;
-                previous_break = false;
-                preceded_by_whitespace = false;
-                continue;
-            }
-            // Go panics on a stray continuation byte; step over it.
-            let w = width(c).max(1);
-            let followed_by_whitespace = i + w >= value.len() || is_blank(value, i + w);
-
-            if i == 0 {
-                match c {
-                    b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>'
-                    | b'\'' | b'"' | b'%' | b'@' | b'`' => {
-                        flow_indicators = true;
-                        block_indicators = true;
-                    }
-                    b'?' | b':' => {
-                        flow_indicators = true;
-                        if followed_by_whitespace {
-                            block_indicators = true;
-                        }
-                    }
-                    b'-' if followed_by_whitespace => {
-                        flow_indicators = true;
-                        block_indicators = true;
-                    }
-                    _ => {}
-                }
-            } else {
-                match c {
-                    b',' | b'?' | b'[' | b']' | b'{' | b'}' => {
-                        flow_indicators = true;
-                    }
-                    b':' => {
-                        flow_indicators = true;
-                        if followed_by_whitespace {
-                            block_indicators = true;
-                        }
-                    }
-                    b'#' if preceded_by_whitespace => {
-                        flow_indicators = true;
-                        block_indicators = true;
-                    }
-                    _ => {}
-                }
-            }
-
-            if c == b'\t' {
-                tab_characters = true;
-            } else if !is_printable(value, i) || !is_ascii(value, i) && !self.unicode {
-                special_characters = true;
-            }
-            if is_space(value, i) {
-                if i == 0 {
-                    leading_space = true;
-                }
-                if i + w == value.len() {
-                    trailing_space = true;
-                }
-                if previous_break {
-                    break_space = true;
-                }
-                previous_space = true;
-                previous_break = false;
-            } else if is_break(value, i) {
-                line_breaks = true;
-                if i == 0 {
-                    leading_break = true;
-                }
-                if i + w == value.len() {
-                    trailing_break = true;
-                }
-                if previous_space {
-                    space_break = true;
-                }
-                previous_space = false;
-                previous_break = true;
-            } else {
-                previous_space = false;
-                previous_break = false;
-            }
-
-            // [Go]: Why 'z'? Couldn't be the end of the string as that's the loop condition.
-            preceded_by_whitespace = is_blankz(value, i);
-            i += w;
-        }
-
-        let data = &mut self.scalar_data;
-        data.multiline = line_breaks;
-        data.flow_plain_allowed = true;
-        data.block_plain_allowed = true;
-        data.single_quoted_allowed = true;
-        data.block_allowed = true;
-
-        if leading_space || leading_break || trailing_space || trailing_break {
-            data.flow_plain_allowed = false;
-            data.block_plain_allowed = false;
-        }
-        if trailing_space {
-            data.block_allowed = false;
-        }
-        if break_space {
-            data.flow_plain_allowed = false;
-            data.block_plain_allowed = false;
-            data.single_quoted_allowed = false;
-        }
-        if space_break || tab_characters || special_characters {
-            data.flow_plain_allowed = false;
-            data.block_plain_allowed = false;
-            data.single_quoted_allowed = false;
-        }
-        if space_break || special_characters {
-            data.block_allowed = false;
-        }
-        if line_breaks {
-            data.flow_plain_allowed = false;
-            data.block_plain_allowed = false;
-        }
-        if flow_indicators {
-            data.flow_plain_allowed = false;
-        }
-        if block_indicators {
-            data.block_plain_allowed = false;
-        }
+        self.scalar_data = analyze_scalar(value, self.unicode);
         Ok(())
     }
 
@@ -462,6 +297,182 @@ impl Emitter {
 
 /// Replace the contents of `buffer` with `bytes`, keeping its allocation.
 #[inline]
+/// The scalar analysis of `value` (`yaml_emitter_analyze_scalar`): which
+/// styles can represent it. `unicode` is the emitter's setting (non-ASCII
+/// written unescaped). Also used without an emitter, by
+/// [`crate::yaml::reparse`].
+pub(crate) fn analyze_scalar(value: &[u8], unicode: bool) -> ScalarData {
+    let mut block_indicators = false;
+    let mut flow_indicators = false;
+    let mut line_breaks = false;
+    let mut special_characters = false;
+    let mut tab_characters = false;
+
+    let mut leading_space = false;
+    let mut leading_break = false;
+    let mut trailing_space = false;
+    let mut trailing_break = false;
+    let mut break_space = false;
+    let mut space_break = false;
+
+    let mut previous_space = false;
+    let mut previous_break = false;
+
+    let mut data = ScalarData {
+        length: value.len(),
+        ..ScalarData::default()
+    };
+
+    if value.is_empty() {
+        data.multiline = false;
+        data.flow_plain_allowed = false;
+        data.block_plain_allowed = true;
+        data.single_quoted_allowed = true;
+        data.block_allowed = false;
+        return data;
+    }
+
+    if value.starts_with(b"---") || value.starts_with(b"...") {
+        block_indicators = true;
+        flow_indicators = true;
+    }
+
+    let mut preceded_by_whitespace = true;
+    let mut i = 0;
+    while i < value.len() {
+        let c = value[i];
+        if i > 0 && PLAIN_TAIL[c as usize] {
+            // Fast path: a run of characters that, after the first
+            // position, only clear the previous-character flags.
+            while i < value.len() && PLAIN_TAIL[value[i] as usize] {
+                i += 1;
+            }
+            previous_space = false;
+            previous_break = false;
+            preceded_by_whitespace = false;
+            continue;
+        }
+        // Go panics on a stray continuation byte; step over it.
+        let w = width(c).max(1);
+        let followed_by_whitespace = i + w >= value.len() || is_blank(value, i + w);
+
+        if i == 0 {
+            match c {
+                b'#' | b',' | b'[' | b']' | b'{' | b'}' | b'&' | b'*' | b'!' | b'|' | b'>'
+                | b'\'' | b'"' | b'%' | b'@' | b'`' => {
+                    flow_indicators = true;
+                    block_indicators = true;
+                }
+                b'?' | b':' => {
+                    flow_indicators = true;
+                    if followed_by_whitespace {
+                        block_indicators = true;
+                    }
+                }
+                b'-' if followed_by_whitespace => {
+                    flow_indicators = true;
+                    block_indicators = true;
+                }
+                _ => {}
+            }
+        } else {
+            match c {
+                b',' | b'?' | b'[' | b']' | b'{' | b'}' => {
+                    flow_indicators = true;
+                }
+                b':' => {
+                    flow_indicators = true;
+                    if followed_by_whitespace {
+                        block_indicators = true;
+                    }
+                }
+                b'#' if preceded_by_whitespace => {
+                    flow_indicators = true;
+                    block_indicators = true;
+                }
+                _ => {}
+            }
+        }
+
+        if c == b'\t' {
+            tab_characters = true;
+        } else if !is_printable(value, i) || !is_ascii(value, i) && !unicode {
+            special_characters = true;
+        }
+        if is_space(value, i) {
+            if i == 0 {
+                leading_space = true;
+            }
+            if i + w == value.len() {
+                trailing_space = true;
+            }
+            if previous_break {
+                break_space = true;
+            }
+            previous_space = true;
+            previous_break = false;
+        } else if is_break(value, i) {
+            line_breaks = true;
+            if i == 0 {
+                leading_break = true;
+            }
+            if i + w == value.len() {
+                trailing_break = true;
+            }
+            if previous_space {
+                space_break = true;
+            }
+            previous_space = false;
+            previous_break = true;
+        } else {
+            previous_space = false;
+            previous_break = false;
+        }
+
+        // [Go]: Why 'z'? Couldn't be the end of the string as that's the loop condition.
+        preceded_by_whitespace = is_blankz(value, i);
+        i += w;
+    }
+
+    data.multiline = line_breaks;
+    data.flow_plain_allowed = true;
+    data.block_plain_allowed = true;
+    data.single_quoted_allowed = true;
+    data.block_allowed = true;
+
+    if leading_space || leading_break || trailing_space || trailing_break {
+        data.flow_plain_allowed = false;
+        data.block_plain_allowed = false;
+    }
+    if trailing_space {
+        data.block_allowed = false;
+    }
+    if break_space {
+        data.flow_plain_allowed = false;
+        data.block_plain_allowed = false;
+        data.single_quoted_allowed = false;
+    }
+    if space_break || tab_characters || special_characters {
+        data.flow_plain_allowed = false;
+        data.block_plain_allowed = false;
+        data.single_quoted_allowed = false;
+    }
+    if space_break || special_characters {
+        data.block_allowed = false;
+    }
+    if line_breaks {
+        data.flow_plain_allowed = false;
+        data.block_plain_allowed = false;
+    }
+    if flow_indicators {
+        data.flow_plain_allowed = false;
+    }
+    if block_indicators {
+        data.block_plain_allowed = false;
+    }
+    data
+}
+
 fn set(buffer: &mut Vec<u8>, bytes: &[u8]) {
     buffer.clear();
     buffer.extend_from_slice(bytes);

@@ -1,0 +1,268 @@
+//! What a node tree becomes when go-yaml v3 emits it (as kyaml's encoder
+//! does) and parses the text again — computed on the tree, without the
+//! text, for the trees where that is simple.
+//!
+//! Every crossing of kpt's function boundary is such a round trip: kpt
+//! writes the ResourceList, the function parses it; the function writes its
+//! output, kpt parses it. The round trip keeps every scalar's value but not
+//! its presentation: the emitter picks a style the value allows (a plain
+//! `a: b` comes back single-quoted, an empty collection as flow `{}`), and
+//! the parser gives plain scalars their resolved tag. [`restyle`] applies
+//! exactly those changes, so a built-in that runs on nodes
+//! (`fnruntime::builtin::direct`) sees what it would have parsed, and kpt's
+//! side gets the nodes it would have read back.
+//!
+//! The model follows the encoder's tag and style decisions
+//! (`encode::node_start`), the emitter's scalar analysis and style
+//! selection (`emitter::analyze`) and the parser's tags. It declines (the
+//! caller then goes through the bytes) for whatever it does not model:
+//! anchors and aliases, explicit tags, folded scalars (the emitter re-folds
+//! them), line breaks other than `\n`, keys that are not simple keys, and
+//! the zero node, and comments where the emitter may write text its
+//! parser cannot read (inside flow collections, foot comments, a key's
+//! comment before a flow or scalar value, a collection's line comment,
+//! line comments of several lines). It does not move comments: the parser attributes comments
+//! by position, so a tree with comments keeps its values and styles here
+//! but may not keep its comments where they were.
+
+use std::borrow::Cow;
+
+use super::emitter::{analyze_scalar, ScalarData};
+use super::event::scalar_style;
+use super::node::{short_tag, tag, Style};
+use super::resolve::resolve_tag;
+use super::{Kind, Node};
+
+/// Where a scalar sits, which decides the styles the emitter allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// A key of a block mapping (written as a simple key).
+    BlockKey,
+    /// A value of a block mapping, an item of a block sequence, or a root.
+    BlockValue,
+    /// A key of a flow mapping.
+    FlowKey,
+    /// A value or item inside a flow collection.
+    FlowValue,
+}
+
+impl Place {
+    fn is_key(self) -> bool {
+        matches!(self, Place::BlockKey | Place::FlowKey)
+    }
+
+    fn is_flow(self) -> bool {
+        matches!(self, Place::FlowKey | Place::FlowValue)
+    }
+}
+
+/// The style and tag the scalar `node` has after the round trip (its value
+/// is unchanged), or `None` where the model declines.
+pub fn scalar(node: &Node, place: Place) -> Option<(Style, &'static str)> {
+    if !node.anchor.is_empty()
+        || node.style.has(Style::TAGGED)
+        || node.style.has(Style::FOLDED)
+        || has_other_breaks(&node.value)
+    {
+        return None;
+    }
+    let (explicit_tag, force_quoting) = encoder_tag(node);
+    if explicit_tag {
+        // Written as `!!int abc`: parsed back with the tagged style.
+        return None;
+    }
+    let requested = requested_style(node, force_quoting);
+    let data = analyze_scalar(node.value.as_bytes(), true);
+    if place.is_key() && (data.multiline || data.length > 128) {
+        // Not a simple key: written as `? key`, which is not modelled.
+        return None;
+    }
+    match select_style(requested, &data, place) {
+        scalar_style::PLAIN if node.value == "<<" => None,
+        scalar_style::PLAIN => Some((Style::NONE, resolve_tag(&node.value))),
+        scalar_style::SINGLE_QUOTED => Some((Style::SINGLE_QUOTED, tag::STR)),
+        scalar_style::DOUBLE_QUOTED => Some((Style::DOUBLE_QUOTED, tag::STR)),
+        // A block scalar that starts with a space or a break gets an
+        // indentation indicator, which go-yaml gets wrong in nested compact
+        // sequences (`- - |2`): the leading break is lost. A line that
+        // starts with a tab cannot be read back at all.
+        scalar_style::LITERAL
+            if node.value.starts_with([' ', '\n']) || node.value.contains('\t') =>
+        {
+            None
+        }
+        scalar_style::LITERAL => Some((Style::LITERAL, tag::STR)),
+        _ => None,
+    }
+}
+
+/// Gives every node of `root` (a document or a root value in block
+/// context) the style and tag the round trip gives it. `false` when the
+/// tree holds something the model declines; `root` may then be partly
+/// changed, so callers restyle a copy they can drop.
+pub fn restyle(root: &mut Node) -> bool {
+    match root.kind {
+        Kind::Document => match root.content.as_mut_slice() {
+            [child] => restyle_at(child, Place::BlockValue),
+            _ => false,
+        },
+        _ => restyle_at(root, Place::BlockValue),
+    }
+}
+
+fn restyle_at(node: &mut Node, place: Place) -> bool {
+    if place.is_flow() && has_comments(node)
+        || !node.foot_comment.is_empty()
+        || node.line_comment.contains('\n')
+    {
+        // go-yaml writes comments inside flow collections, and foot
+        // comments before whatever comes next, where its own parser cannot
+        // always read them back.
+        return false;
+    }
+    match node.kind {
+        Kind::Scalar => match scalar(node, place) {
+            Some((style, tag)) => {
+                node.style = style;
+                if node.tag != tag {
+                    node.tag = tag.to_string();
+                }
+                true
+            }
+            None => false,
+        },
+        Kind::Mapping | Kind::Sequence => restyle_collection(node, place),
+        Kind::Alias | Kind::Document => false,
+    }
+}
+
+fn restyle_collection(node: &mut Node, place: Place) -> bool {
+    let default_tag = if node.kind == Kind::Mapping {
+        tag::MAP
+    } else {
+        tag::SEQ
+    };
+    let tag_is_implicit = node.tag.is_empty() || short_tag(&node.tag) == default_tag;
+    let plain_style = node.style == Style::NONE || node.style == Style::FLOW;
+    if !node.anchor.is_empty() || !tag_is_implicit || !plain_style || place.is_key() {
+        return false;
+    }
+    let flow = place.is_flow() || written_in_flow(node);
+    if flow && has_comments(node) || !node.line_comment.is_empty() {
+        // A collection's own line comment is written after its last
+        // entry, before whatever follows.
+        return false;
+    }
+    node.style = if flow { Style::FLOW } else { Style::NONE };
+    if node.tag != default_tag {
+        node.tag = default_tag.to_string();
+    }
+    let (key, value) = if flow {
+        (Place::FlowKey, Place::FlowValue)
+    } else {
+        (Place::BlockKey, Place::BlockValue)
+    };
+    if node.kind == Kind::Sequence {
+        return node.content.iter_mut().all(|item| restyle_at(item, value));
+    }
+    node.content.chunks_exact_mut(2).all(|kv| {
+        let (k, v) = kv.split_at_mut(1);
+        let (k, v) = (&mut k[0], &mut v[0]);
+        k.kind == Kind::Scalar
+            && !key_comment_breaks_value(k, v)
+            && restyle_at(k, key)
+            && restyle_at(v, value)
+    })
+}
+
+/// Whether the emitter writes `node` (a collection in block context) in
+/// flow style: when asked to, and when it is empty.
+fn written_in_flow(node: &Node) -> bool {
+    node.style == Style::FLOW || node.content.is_empty()
+}
+
+/// A key's line or foot comment is written after `key:`, which leaves a
+/// flow collection or a scalar value where go-yaml cannot read it back
+/// (`key: # c` then `{}` on the next line, at column 0).
+fn key_comment_breaks_value(key: &Node, value: &Node) -> bool {
+    let commented = !key.line_comment.is_empty() || !key.foot_comment.is_empty();
+    let block_value =
+        matches!(value.kind, Kind::Mapping | Kind::Sequence) && !written_in_flow(value);
+    commented && !block_value
+}
+
+fn has_comments(node: &Node) -> bool {
+    !node.head_comment.is_empty()
+        || !node.line_comment.is_empty()
+        || !node.foot_comment.is_empty()
+        || node.content.iter().any(has_comments)
+}
+
+/// Line breaks other than `\n`: the emitter writes them raw in some
+/// styles, and kpt's reader turns `\r\n` into `\n`.
+fn has_other_breaks(value: &str) -> bool {
+    value
+        .chars()
+        .any(|c| matches!(c, '\r' | '\u{85}' | '\u{2028}' | '\u{2029}'))
+}
+
+/// The encoder's tag decision: whether the tag is written, and whether a
+/// `!!str` that would read as another type is forced into quotes.
+fn encoder_tag(node: &Node) -> (bool, bool) {
+    if node.tag.is_empty() {
+        return (false, false);
+    }
+    let stag: Cow<str> = short_tag(&node.tag);
+    if stag == tag::STR && node.style.is_non_plain_scalar() {
+        return (false, false);
+    }
+    let rtag = resolve_tag(&node.value);
+    if rtag == stag {
+        (false, false)
+    } else if stag == tag::STR {
+        (false, true)
+    } else {
+        (true, false)
+    }
+}
+
+/// The style the encoder asks the emitter for.
+fn requested_style(node: &Node, force_quoting: bool) -> u8 {
+    if node.style.has(Style::DOUBLE_QUOTED) {
+        scalar_style::DOUBLE_QUOTED
+    } else if node.style.has(Style::SINGLE_QUOTED) {
+        scalar_style::SINGLE_QUOTED
+    } else if node.style.has(Style::LITERAL) || node.value.contains('\n') {
+        scalar_style::LITERAL
+    } else if force_quoting {
+        scalar_style::DOUBLE_QUOTED
+    } else {
+        scalar_style::PLAIN
+    }
+}
+
+/// `yaml_emitter_select_scalar_style` for an untagged (implicit) scalar.
+fn select_style(requested: u8, data: &ScalarData, place: Place) -> u8 {
+    let (flow, simple_key) = (place.is_flow(), place.is_key());
+    let mut style = requested;
+    if simple_key && data.multiline {
+        style = scalar_style::DOUBLE_QUOTED;
+    }
+    if style == scalar_style::PLAIN {
+        let plain_allowed = if flow {
+            data.flow_plain_allowed
+        } else {
+            data.block_plain_allowed
+        };
+        if !plain_allowed || data.length == 0 && (flow || simple_key) {
+            style = scalar_style::SINGLE_QUOTED;
+        }
+    }
+    if style == scalar_style::SINGLE_QUOTED && !data.single_quoted_allowed {
+        style = scalar_style::DOUBLE_QUOTED;
+    }
+    if style == scalar_style::LITERAL && (!data.block_allowed || flow || simple_key) {
+        style = scalar_style::DOUBLE_QUOTED;
+    }
+    style
+}
