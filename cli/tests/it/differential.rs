@@ -9,6 +9,10 @@
 //! more, and asserts identical trees, exit codes, stdout, `results.yaml`
 //! and (normalised) stderr.
 //!
+//! One fixed tree goes through the same harness so that a failing validator
+//! is always covered, not only when a seed picks one:
+//! [`failing_validator_matches_kpt`].
+//!
 //! * `KRMGRAPH_DIFF_SEEDS=N` runs seeds `0..N` (default [`DEFAULT_SEEDS`]);
 //!   `KRMGRAPH_DIFF_SEED=S[,S...]` (or `A..B`) runs those seeds only (to
 //!   reproduce a failure, or to explore more); `KRMGRAPH_DIFF_WRITE=DIR`
@@ -27,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::kpt_diff::{describe_difference, render_with_env, Rendered};
+use crate::kpt_diff::{describe_difference, read_tree, render_with_env, Rendered};
 use crate::util::{kpt_available, repo_root};
 
 /// Seeds run by default: about 75 s in a debug build on an idle two-core
@@ -1685,11 +1689,30 @@ struct SeedRun {
 fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
     let case = generate(seed, fns);
     let _ = std::fs::remove_dir_all(failures_dir().join(seed.to_string()));
-    let src = work.join(format!("seed-{seed}")).join("pkg");
-    write_case(&case, &src);
     if let Ok(keep) = std::env::var("KRMGRAPH_DIFF_WRITE") {
         write_case(&case, &Path::new(&keep).join(seed.to_string()).join("pkg"));
     }
+    let dir = work.join(format!("seed-{seed}"));
+    let (kpt_failed, diffs) = render_case(&case, path, &dir);
+    let result = if diffs.is_empty() {
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(())
+    } else {
+        Err(save_failure(&case, &diffs.join("\n")))
+    };
+    SeedRun {
+        kpt_failed,
+        expect_failure: case.expect_failure,
+        result,
+    }
+}
+
+/// Writes `case` to `<dir>/pkg` and renders it with both tools in every
+/// mode of [`MODES`] (each under `<dir>/<mode>/<tool>`, left in place);
+/// returns whether kpt failed and one report per mode that differs.
+fn render_case(case: &Case, path: &str, dir: &Path) -> (bool, Vec<String>) {
+    let src = dir.join("pkg");
+    write_case(case, &src);
     let env = [("PATH", path)];
     let mut kpt_failed = false;
     let mut diffs = vec![];
@@ -1697,11 +1720,11 @@ fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
         let mut args: Vec<&str> = vec!["--allow-exec"];
         args.extend_from_slice(mode_args);
         args.extend(case.flags.iter().map(String::as_str));
-        let mode_work = work.join(format!("seed-{seed}")).join(mode);
+        let mode_work = dir.join(mode);
         // the second render starts from kpt's in-place result (as kpt's e2e
         // tests do: a render of a rendered tree)
         let src = if *mode == "re-render" {
-            let first = work.join(format!("seed-{seed}")).join("in-place/kpt/pkg");
+            let first = dir.join("in-place/kpt/pkg");
             if kpt_failed || !first.is_dir() {
                 continue;
             }
@@ -1726,20 +1749,7 @@ fn run_seed(seed: u64, fns: &str, path: &str, work: &Path) -> SeedRun {
             ));
         }
     }
-    if !diffs.is_empty() {
-        let report = save_failure(&case, &diffs.join("\n"));
-        return SeedRun {
-            kpt_failed,
-            expect_failure: case.expect_failure,
-            result: Err(report),
-        };
-    }
-    let _ = std::fs::remove_dir_all(work.join(format!("seed-{seed}")));
-    SeedRun {
-        kpt_failed,
-        expect_failure: case.expect_failure,
-        result: Ok(()),
-    }
+    (kpt_failed, diffs)
 }
 
 /// Replaces the tool's own directory (`<work>/<tool>`, which differs
@@ -1867,28 +1877,37 @@ fn seeds() -> Vec<u64> {
     (0..n).collect()
 }
 
-#[test]
-fn generated_trees_match_kpt() {
-    if !kpt_available("generated_trees_match_kpt") {
-        return;
+/// The functions' directory and the PATH to run them with, when kpt and
+/// python3 with PyYAML are here (else `None` after printing why, or a
+/// panic under `KRMGRAPH_REQUIRE_KPT=1`).
+fn functions_and_path(test: &str) -> Option<(String, String)> {
+    if !kpt_available(test) {
+        return None;
     }
     let pydir = match python_dir() {
         Ok(d) => d,
         Err(why) => {
             if std::env::var("KRMGRAPH_REQUIRE_KPT").as_deref() == Ok("1") {
-                panic!("generated_trees_match_kpt: {why}");
+                panic!("{test}: {why}");
             }
-            eprintln!("skipping generated_trees_match_kpt: {why}");
-            return;
+            eprintln!("skipping {test}: {why}");
+            return None;
         }
     };
     let fns = repo_root().join("testdata/functions");
-    let fns = fns.to_string_lossy().to_string();
     let path = format!(
         "{}:{}",
         pydir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
+    Some((fns.to_string_lossy().to_string(), path))
+}
+
+#[test]
+fn generated_trees_match_kpt() {
+    let Some((fns, path)) = functions_and_path("generated_trees_match_kpt") else {
+        return;
+    };
     let work = tempfile::tempdir().unwrap();
     let seeds = seeds();
     let start = Instant::now();
@@ -1939,6 +1958,101 @@ fn generated_trees_match_kpt() {
         "seeds differing from kpt: {list:?} (trees under {})",
         failures_dir().display()
     );
+}
+
+/// A Kptfile named `name` whose pipeline runs the exec commands given
+/// (relative to `fns`).
+fn kptfile(name: &str, fns: &str, mutators: &[&str], validators: &[&str]) -> String {
+    let mut out = format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n");
+    out.push_str("pipeline:\n");
+    for (key, list) in [("mutators", mutators), ("validators", validators)] {
+        if !list.is_empty() {
+            let _ = writeln!(out, "  {key}:");
+        }
+        for f in list {
+            let _ = writeln!(out, "  - exec: {fns}/{f}");
+        }
+    }
+    out
+}
+
+/// A package tree whose last subpackage's validator fails after the
+/// mutators of its sibling and its own ran: `apps/ok` (a mutator and a
+/// passing validator), then `apps/zz-bad` (a mutator printing stderr and
+/// results, a mutator editing, then `fail.sh 1 3` as validator: three
+/// stderr lines, exit 1); the root's mutator never runs.
+fn failing_validator_case(fns: &str) -> Case {
+    let cm = |name: &str| {
+        format!(
+            "# {name}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name} # kept\n\n\
+             data:\n  k: \"v\"\n  list:\n    - a\n"
+        )
+    };
+    let files = [
+        ("Kptfile", kptfile("root", fns, &["add-field.py root"], &[])),
+        ("a.yaml", cm("a")),
+        (
+            "apps/ok/Kptfile",
+            kptfile("ok", fns, &["add-field.py ok"], &["identity.sh"]),
+        ),
+        ("apps/ok/cm.yaml", cm("ok")),
+        (
+            "apps/zz-bad/Kptfile",
+            kptfile(
+                "zz-bad",
+                fns,
+                &["stderr-results.py 2", "add-field.py bad"],
+                &["fail.sh 1 3"],
+            ),
+        ),
+        ("apps/zz-bad/cm.yaml", cm("bad")),
+    ];
+    Case {
+        seed: 0,
+        files: files
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into_bytes()))
+            .collect(),
+        links: BTreeMap::new(),
+        flags: vec![],
+        expect_failure: true,
+    }
+}
+
+/// A subpackage's validator fails after mutators ran: in every output mode
+/// kpt and krmgraph exit 1 with the same stderr and `results.yaml` (the
+/// mutators' entries, then the validator's), and nothing is written.
+#[test]
+fn failing_validator_matches_kpt() {
+    let Some((fns, path)) = functions_and_path("failing_validator_matches_kpt") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let case = failing_validator_case(&fns);
+    let (kpt_failed, diffs) = render_case(&case, &path, work.path());
+    assert!(
+        diffs.is_empty(),
+        "krmgraph differs from kpt:\n{}",
+        diffs.join("\n")
+    );
+    assert!(kpt_failed, "the validator must fail the render");
+    for tool in ["kpt", "krmgraph"] {
+        let base = work.path().join("in-place").join(tool);
+        assert_eq!(
+            read_tree(&base.join("pkg")),
+            case.files,
+            "{tool} wrote to the tree"
+        );
+        let results = std::fs::read_to_string(base.join("results/results.yaml")).unwrap();
+        let fail = format!(
+            "  - exec: {fns}/fail.sh 1 3\n    stderr: |\n      fail.sh: problem 1 of 3\n      \
+             fail.sh: problem 2 of 3\n      fail.sh: problem 3 of 3\n    exitCode: 1\n"
+        );
+        assert!(
+            results.contains(&format!("exec: {fns}/add-field.py bad\n")) && results.contains(&fail),
+            "{tool}'s results.yaml lacks the mutators or the failed validator:\n{results}"
+        );
+    }
 }
 
 #[cfg(test)]
