@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::rnode;
 use super::{yamlio, KyamlError, Result};
 use crate::yaml::node::tag;
+use crate::yaml::reparse;
 use crate::yaml::resolve::{resolve_plain, Resolved};
 use crate::yaml::{Kind, Node};
 
@@ -32,6 +33,30 @@ pub fn encode_resource(node: &Node) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The Go value [`encode_resource`] hands to `encoding/json` for `node`,
+/// read from the tree itself instead of from its emitted text: `None` when
+/// [`reparse`] declines the tree (a copy is restyled to what the text would
+/// parse to) or go-yaml's unmarshal fails — the text path then decides,
+/// with its exact error.
+pub fn go_value(node: &Node) -> Option<GoValue> {
+    let mut parsed = rnode::y_node(node).clone();
+    if !reparse::restyle(&mut parsed) {
+        return None;
+    }
+    unmarshal(Some(&parsed), parsed.kind == Kind::Sequence).ok()
+}
+
+/// The text `encoding/json` writes for a float (`None` for NaN and the
+/// infinities, which it refuses).
+pub fn float_text(f: f64) -> Option<String> {
+    format_float(f).ok()
+}
+
+/// The text `time.Time.MarshalJSON` writes (`None` when it refuses).
+pub fn time_text(t: &Timestamp) -> Option<String> {
+    format_time(t).ok()
+}
+
 fn marshal_error(e: String) -> KyamlError {
     KyamlError::Json(format!(
         "json: error calling MarshalJSON for type *yaml.RNode: {e}"
@@ -40,15 +65,24 @@ fn marshal_error(e: String) -> KyamlError {
 
 /// A Go value as go-yaml's `Unmarshal` produces it.
 #[derive(Clone, Debug, PartialEq)]
-enum GoValue {
+pub enum GoValue {
+    /// `nil`.
     Null,
+    /// A `bool`.
     Bool(bool),
+    /// An `int`.
     Int(i64),
+    /// A `uint64` (ints above `i64::MAX`).
     Uint(u64),
+    /// A `float64`.
     Float(f64),
+    /// A `string` (or the bytes of a `!!binary`).
     Str(Vec<u8>),
+    /// A `time.Time`.
     Time(Timestamp),
+    /// A `[]interface{}`.
     Seq(Vec<GoValue>),
+    /// A `map[string]interface{}`.
     Map(BTreeMap<Vec<u8>, GoValue>),
     /// `map[interface{}]interface{}`, which `encoding/json` rejects.
     AnyMap,
@@ -570,7 +604,7 @@ fn decode_base64(s: &str) -> Option<Vec<u8>> {
 
 /// A `time.Time` go-yaml parsed, as needed to print it in RFC 3339.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Timestamp {
+pub struct Timestamp {
     year: u32,
     month: u32,
     day: u32,

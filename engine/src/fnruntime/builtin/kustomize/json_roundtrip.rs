@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::error::RunError;
 use crate::fnruntime::results;
-use crate::kyaml::json;
+use crate::kyaml::json::{self, GoValue};
 use crate::yaml::node::{tag, Style};
 use crate::yaml::{Kind, Node};
 
@@ -35,6 +35,33 @@ const MARSHAL_ERROR_PREFIX: &str = "json: error calling MarshalJSON for type *ya
 /// Replaces `item` (a document or its root) with what comes back from the
 /// round trip. Comments are lost, as in the original; kpt restores them.
 pub fn normalize(item: &mut Node) -> Result<(), RunError> {
+    match normalized_from_values(item) {
+        Some(root) => {
+            set_root(item, root);
+            Ok(())
+        }
+        None => normalize_through_text(item),
+    }
+}
+
+/// The round trip on the tree's values, without writing YAML or JSON text
+/// ([`json::go_value`]): `None` where that declines or the JSON text would
+/// not be plain UTF-8 (Go writes each invalid byte as U+FFFD), so that the
+/// text path gives the exact result or error.
+pub fn normalized_from_values(item: &Node) -> Option<Node> {
+    from_go(&json::go_value(item)?)
+}
+
+fn set_root(item: &mut Node, root: Node) {
+    match item.kind {
+        Kind::Document => item.content = vec![root],
+        _ => *item = root,
+    }
+}
+
+/// [`normalize`] through the text: kyaml's JSON, then serde's reading of
+/// it.
+fn normalize_through_text(item: &mut Node) -> Result<(), RunError> {
     // `AsYAML` calls `MarshalJSON` itself, so its errors come without the
     // wrapper `encoding/json` adds around a marshaler's error.
     let bytes = json::encode_resource(item).map_err(|e| {
@@ -45,12 +72,46 @@ pub fn normalize(item: &mut Node) -> Result<(), RunError> {
         })
     })?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| RunError::Json(e.to_string()))?;
-    let root = to_node(&value);
-    match item.kind {
-        Kind::Document => item.content = vec![root],
-        _ => *item = root,
-    }
+    set_root(item, to_node(&value));
     Ok(())
+}
+
+/// [`to_node`] of the JSON that `encoding/json` writes for `value`.
+fn from_go(value: &GoValue) -> Option<Node> {
+    Some(match value {
+        GoValue::Null => scalar(tag::NULL, "null"),
+        GoValue::Bool(b) => scalar(tag::BOOL, if *b { "true" } else { "false" }),
+        GoValue::Int(i) => scalar(tag::INT, &i.to_string()),
+        GoValue::Uint(u) => scalar(tag::INT, &u.to_string()),
+        GoValue::Float(f) => number(&serde_json::from_str(&json::float_text(*f)?).ok()?),
+        GoValue::Str(bytes) => results::go_string_node(std::str::from_utf8(bytes).ok()?),
+        GoValue::Time(t) => results::go_string_node(&json::time_text(t)?),
+        GoValue::AnyMap => return None,
+        GoValue::Seq(items) => {
+            let mut seq = Node::sequence();
+            seq.content = items.iter().map(from_go).collect::<Option<_>>()?;
+            if seq.content.is_empty() {
+                seq.style = Style::FLOW;
+            }
+            seq
+        }
+        GoValue::Map(map) => {
+            let mut entries = map
+                .iter()
+                .map(|(k, v)| Some((std::str::from_utf8(k).ok()?, v)))
+                .collect::<Option<Vec<_>>>()?;
+            entries.sort_by(|a, b| key_order(a.0, b.0));
+            let mut mapping = Node::mapping();
+            for (key, value) in entries {
+                mapping.content.push(results::go_string_node(key));
+                mapping.content.push(from_go(value)?);
+            }
+            if mapping.content.is_empty() {
+                mapping.style = Style::FLOW;
+            }
+            mapping
+        }
+    })
 }
 
 /// The node go-yaml v3 reads back from go-yaml v2's emission of `value`.
@@ -253,5 +314,83 @@ mod tests {
         ] {
             assert_eq!(format_float(f), want);
         }
+    }
+}
+
+/// The round trip on values against the text path, on every resource of
+/// the project's fixtures and the conformance corpus.
+#[cfg(test)]
+mod values_vs_text {
+    use super::*;
+    use crate::kyaml::byteio::ByteReader;
+    use std::path::Path;
+
+    fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                yaml_files(&path, out);
+            } else if path
+                .extension()
+                .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+            {
+                out.push(path);
+            }
+        }
+    }
+
+    /// Values and text agree wherever the values path answers, and it
+    /// answers for most resources.
+    #[test]
+    fn values_path_matches_text_path_on_fixtures() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut files = Vec::new();
+        yaml_files(&root.join("testdata"), &mut files);
+        yaml_files(&root.join("../shared/conformance"), &mut files);
+        let (mut answered, mut total) = (0, 0);
+        for file in files {
+            let bytes = std::fs::read(&file).unwrap();
+            let Ok(read) = ByteReader::default().read(&bytes) else {
+                continue;
+            };
+            for node in read.nodes {
+                total += 1;
+                let Some(fast) = normalized_from_values(&node) else {
+                    continue;
+                };
+                answered += 1;
+                let mut slow = node.clone();
+                normalize_through_text(&mut slow)
+                    .unwrap_or_else(|e| panic!("{}: text path failed: {e}", file.display()));
+                assert_eq!(
+                    crate::kyaml::rnode::y_node(&slow),
+                    &fast,
+                    "{}",
+                    file.display()
+                );
+            }
+        }
+        eprintln!("values path answered for {answered} of {total} resources");
+        assert!(answered * 2 > total, "answered {answered} of {total}");
+    }
+
+    /// Numbers, times and strings whose JSON text matters; with `.inf`
+    /// (which `encoding/json` refuses) the values path leaves the error to
+    /// the text path.
+    #[test]
+    fn values_path_matches_text_path_on_numbers_times_and_strings() {
+        let spec = "kind: A\nspec:\n  a: 1000.0\n  b: -0.0\n  c: 1e21\n  d: 18446744073709551615\n  e: 2001-12-14 21:59:43.10 -5\n  f: 2001-12-14\n  h: 0.000001\n  i: [1.5, -3, 0x1F]\n  j: \"multi\\nline\"\n  k: {}\n  l: []\n  m: ~\n  n: \"<b>&\"\n";
+        let node = crate::kyaml::rnode::tests::parse(spec);
+        let fast = normalized_from_values(&node).expect("answers");
+        let mut slow = node.clone();
+        normalize_through_text(&mut slow).unwrap();
+        assert_eq!(crate::kyaml::rnode::y_node(&slow), &fast);
+
+        let refused = crate::kyaml::rnode::tests::parse("kind: A\nx: .inf\n");
+        assert!(normalized_from_values(&refused).is_none());
+        assert!(normalize_through_text(&mut refused.clone()).is_err());
     }
 }
