@@ -129,7 +129,7 @@ fn scalar() -> impl Strategy<Value = Node> {
         10 => Just(Style::DOUBLE_QUOTED),
         10 => Just(Style::SINGLE_QUOTED),
         10 => Just(Style::LITERAL),
-        1 => Just(Style::FOLDED),
+        10 => Just(Style::FOLDED),
         1 => Just(Style::TAGGED),
     ];
     (text(), tags, styles).prop_map(|(value, tag, style)| Node {

@@ -39,11 +39,16 @@ pub fn encode_resource(node: &Node) -> Result<Vec<u8>> {
 /// parse to) or go-yaml's unmarshal fails — the text path then decides,
 /// with its exact error.
 pub fn go_value(node: &Node) -> Option<GoValue> {
-    let mut parsed = rnode::y_node(node).clone();
-    if !reparse::restyle(&mut parsed) {
+    go_value_of_root(rnode::y_node(node).clone())
+}
+
+/// [`go_value`] of a resource root the caller no longer needs (it is
+/// restyled in place).
+pub fn go_value_of_root(mut root: Node) -> Option<GoValue> {
+    if !reparse::restyle(&mut root) {
         return None;
     }
-    unmarshal(Some(&parsed), parsed.kind == Kind::Sequence).ok()
+    unmarshal(Some(&root), root.kind == Kind::Sequence).ok()
 }
 
 /// The text `encoding/json` writes for a float (`None` for NaN and the

@@ -16,8 +16,8 @@
 //! (`encode::node_start`), the emitter's scalar analysis and style
 //! selection (`emitter::analyze`) and the parser's tags. It declines (the
 //! caller then goes through the bytes) for whatever it does not model:
-//! anchors and aliases, explicit tags, folded scalars (the emitter re-folds
-//! them), line breaks other than `\n`, keys that are not simple keys, and
+//! anchors and aliases, explicit tags, folded scalars of several lines (the
+//! emitter re-folds them), line breaks other than `\n`, keys that are not simple keys, and
 //! the zero node, and comments where the emitter may write text its
 //! parser cannot read (inside flow collections, foot comments, a key's
 //! comment before a flow or scalar value, a collection's line comment,
@@ -59,11 +59,7 @@ impl Place {
 /// The style and tag the scalar `node` has after the round trip (its value
 /// is unchanged), or `None` where the model declines.
 pub fn scalar(node: &Node, place: Place) -> Option<(Style, &'static str)> {
-    if !node.anchor.is_empty()
-        || node.style.has(Style::TAGGED)
-        || node.style.has(Style::FOLDED)
-        || has_other_breaks(&node.value)
-    {
+    if !node.anchor.is_empty() || node.style.has(Style::TAGGED) || has_other_breaks(&node.value) {
         return None;
     }
     let (explicit_tag, force_quoting) = encoder_tag(node);
@@ -92,25 +88,54 @@ pub fn scalar(node: &Node, place: Place) -> Option<(Style, &'static str)> {
             None
         }
         scalar_style::LITERAL => Some((Style::LITERAL, tag::STR)),
+        // The emitter re-folds the lines of a folded scalar, which changes
+        // some values; a single line (the width is unlimited) comes back
+        // as it was.
+        scalar_style::FOLDED
+            if node.value.contains(['\n', '\t']) || node.value.starts_with(' ') =>
+        {
+            None
+        }
+        scalar_style::FOLDED => Some((Style::FOLDED, tag::STR)),
         _ => None,
     }
 }
 
 /// Gives every node of `root` (a document or a root value in block
-/// context) the style and tag the round trip gives it. `false` when the
-/// tree holds something the model declines; `root` may then be partly
-/// changed, so callers restyle a copy they can drop.
+/// context) the style and tag the round trip gives it; `false`, with
+/// `root` unchanged, when the tree holds something the model declines.
 pub fn restyle(root: &mut Node) -> bool {
+    let mut scalars = Vec::new();
+    if !accepts_into(root, &mut scalars) {
+        return false;
+    }
+    let mut scalars = scalars.into_iter();
     match root.kind {
-        Kind::Document => match root.content.as_mut_slice() {
-            [child] => restyle_at(child, Place::BlockValue),
+        Kind::Document => apply(&mut root.content[0], Place::BlockValue, &mut scalars),
+        _ => apply(root, Place::BlockValue, &mut scalars),
+    }
+    true
+}
+
+/// Whether [`restyle`] accepts `root`.
+pub fn accepts(root: &Node) -> bool {
+    accepts_into(root, &mut Vec::new())
+}
+
+/// The style and tag of each scalar, in the order [`apply`] visits them.
+type Scalars = Vec<(Style, &'static str)>;
+
+fn accepts_into(root: &Node, scalars: &mut Scalars) -> bool {
+    match root.kind {
+        Kind::Document => match root.content.as_slice() {
+            [child] => accepts_at(child, Place::BlockValue, scalars),
             _ => false,
         },
-        _ => restyle_at(root, Place::BlockValue),
+        _ => accepts_at(root, Place::BlockValue, scalars),
     }
 }
 
-fn restyle_at(node: &mut Node, place: Place) -> bool {
+fn accepts_at(node: &Node, place: Place, scalars: &mut Scalars) -> bool {
     if place.is_flow() && has_comments(node)
         || !node.foot_comment.is_empty()
         || node.line_comment.contains('\n')
@@ -122,27 +147,19 @@ fn restyle_at(node: &mut Node, place: Place) -> bool {
     }
     match node.kind {
         Kind::Scalar => match scalar(node, place) {
-            Some((style, tag)) => {
-                node.style = style;
-                if node.tag != tag {
-                    node.tag = tag.to_string();
-                }
+            Some(decision) => {
+                scalars.push(decision);
                 true
             }
             None => false,
         },
-        Kind::Mapping | Kind::Sequence => restyle_collection(node, place),
+        Kind::Mapping | Kind::Sequence => accepts_collection(node, place, scalars),
         Kind::Alias | Kind::Document => false,
     }
 }
 
-fn restyle_collection(node: &mut Node, place: Place) -> bool {
-    let default_tag = if node.kind == Kind::Mapping {
-        tag::MAP
-    } else {
-        tag::SEQ
-    };
-    let tag_is_implicit = node.tag.is_empty() || short_tag(&node.tag) == default_tag;
+fn accepts_collection(node: &Node, place: Place, scalars: &mut Scalars) -> bool {
+    let tag_is_implicit = node.tag.is_empty() || short_tag(&node.tag) == default_tag(node);
     let plain_style = node.style == Style::NONE || node.style == Style::FLOW;
     if !node.anchor.is_empty() || !tag_is_implicit || !plain_style || place.is_key() {
         return false;
@@ -153,26 +170,70 @@ fn restyle_collection(node: &mut Node, place: Place) -> bool {
         // entry, before whatever follows.
         return false;
     }
-    node.style = if flow { Style::FLOW } else { Style::NONE };
-    if node.tag != default_tag {
-        node.tag = default_tag.to_string();
+    let (key, value) = child_places(flow);
+    if node.kind == Kind::Sequence {
+        return node
+            .content
+            .iter()
+            .all(|item| accepts_at(item, value, scalars));
     }
-    let (key, value) = if flow {
+    node.content.chunks_exact(2).all(|kv| {
+        kv[0].kind == Kind::Scalar
+            && !key_comment_breaks_value(&kv[0], &kv[1])
+            && accepts_at(&kv[0], key, scalars)
+            && accepts_at(&kv[1], value, scalars)
+    })
+}
+
+/// Sets the styles and tags of a tree [`accepts_at`] accepted, taking the
+/// scalars' decisions in the order it made them.
+fn apply(node: &mut Node, place: Place, scalars: &mut impl Iterator<Item = (Style, &'static str)>) {
+    match node.kind {
+        Kind::Scalar => {
+            if let Some((style, tag)) = scalars.next() {
+                node.style = style;
+                if node.tag != tag {
+                    node.tag = tag.to_string();
+                }
+            }
+        }
+        Kind::Mapping | Kind::Sequence => {
+            let flow = place.is_flow() || written_in_flow(node);
+            node.style = if flow { Style::FLOW } else { Style::NONE };
+            let tag = default_tag(node);
+            if node.tag != tag {
+                node.tag = tag.to_string();
+            }
+            let (key, value) = child_places(flow);
+            if node.kind == Kind::Sequence {
+                node.content
+                    .iter_mut()
+                    .for_each(|item| apply(item, value, scalars));
+            } else {
+                for kv in node.content.chunks_exact_mut(2) {
+                    apply(&mut kv[0], key, scalars);
+                    apply(&mut kv[1], value, scalars);
+                }
+            }
+        }
+        Kind::Alias | Kind::Document => {}
+    }
+}
+
+fn default_tag(node: &Node) -> &'static str {
+    if node.kind == Kind::Mapping {
+        tag::MAP
+    } else {
+        tag::SEQ
+    }
+}
+
+fn child_places(flow: bool) -> (Place, Place) {
+    if flow {
         (Place::FlowKey, Place::FlowValue)
     } else {
         (Place::BlockKey, Place::BlockValue)
-    };
-    if node.kind == Kind::Sequence {
-        return node.content.iter_mut().all(|item| restyle_at(item, value));
     }
-    node.content.chunks_exact_mut(2).all(|kv| {
-        let (k, v) = kv.split_at_mut(1);
-        let (k, v) = (&mut k[0], &mut v[0]);
-        k.kind == Kind::Scalar
-            && !key_comment_breaks_value(k, v)
-            && restyle_at(k, key)
-            && restyle_at(v, value)
-    })
 }
 
 /// Whether the emitter writes `node` (a collection in block context) in
@@ -232,7 +293,11 @@ fn requested_style(node: &Node, force_quoting: bool) -> u8 {
         scalar_style::DOUBLE_QUOTED
     } else if node.style.has(Style::SINGLE_QUOTED) {
         scalar_style::SINGLE_QUOTED
-    } else if node.style.has(Style::LITERAL) || node.value.contains('\n') {
+    } else if node.style.has(Style::LITERAL) {
+        scalar_style::LITERAL
+    } else if node.style.has(Style::FOLDED) {
+        scalar_style::FOLDED
+    } else if node.value.contains('\n') {
         scalar_style::LITERAL
     } else if force_quoting {
         scalar_style::DOUBLE_QUOTED
@@ -261,7 +326,8 @@ fn select_style(requested: u8, data: &ScalarData, place: Place) -> u8 {
     if style == scalar_style::SINGLE_QUOTED && !data.single_quoted_allowed {
         style = scalar_style::DOUBLE_QUOTED;
     }
-    if style == scalar_style::LITERAL && (!data.block_allowed || flow || simple_key) {
+    let block = style == scalar_style::LITERAL || style == scalar_style::FOLDED;
+    if block && (!data.block_allowed || flow || simple_key) {
         style = scalar_style::DOUBLE_QUOTED;
     }
     style

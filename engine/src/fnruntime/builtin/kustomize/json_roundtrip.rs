@@ -52,6 +52,12 @@ pub fn normalized_from_values(item: &Node) -> Option<Node> {
     from_go(&json::go_value(item)?)
 }
 
+/// [`normalized_from_values`] of a resource root the caller no longer
+/// needs.
+pub fn normalized_from_root(root: Node) -> Option<Node> {
+    from_go(&json::go_value_of_root(root)?)
+}
+
 fn set_root(item: &mut Node, root: Node) {
     match item.kind {
         Kind::Document => item.content = vec![root],

@@ -1,0 +1,98 @@
+//! The function boundary on nodes, for built-ins that can cross it without
+//! the ResourceList text.
+//!
+//! A built-in normally gets the bytes kpt would send a process and returns
+//! the bytes it would print (the module doc of [`super`]): kpt's side
+//! writes the input, the function parses it, writes its output, and kpt's
+//! side parses that. Both crossings are a write and a parse, so a built-in
+//! can instead take the input nodes as the function would have parsed them
+//! ([`as_read`]) and hand back its output as kpt would have parsed it
+//! ([`as_written`]), when [`yaml::reparse`] models both round trips. The
+//! engine keeps one boundary: ids, comment and order restoration, default
+//! paths and invariants are applied to these nodes exactly as to parsed
+//! ones (`fnruntime::FunctionRunner::filter`).
+//!
+//! Where the model declines (anchors, folded scalars, comments go-yaml
+//! cannot write back, ...) or the function fails, a [`DirectFn`] returns
+//! `None` and the engine runs the built-in on the bytes, which gives the
+//! exact result and error text. `KRMGRAPH_CHECK_DIRECT=1` makes the engine
+//! run both and fail loudly where they differ (CI sets it).
+//!
+//! What a node-level function must not depend on: comments and source
+//! positions of its input (the parse would have moved comments; see
+//! `yaml::reparse`), since only values, styles and tags are modelled. The
+//! kustomize-era functions qualify: their JSON round trip drops comments.
+
+use crate::fnruntime::results::FnResult;
+use crate::fnruntime::FnError;
+use crate::kyaml::rnode;
+use crate::yaml::{reparse, Node};
+
+/// A built-in on nodes: the input items (kpt's nodes, ids set) and the
+/// functionConfig in, the output items as kpt would read them back out;
+/// `None` to run the built-in on the bytes instead.
+pub type DirectFn = fn(items: &[Node], config: Option<&Node>) -> Option<Vec<Node>>;
+
+/// A copy of `node` as a function parses it from kpt's ResourceList: the
+/// resource root, cleaned as kpt's writer cleans it, restyled as the text
+/// would parse. `None` where the model declines.
+pub fn as_read(node: &Node) -> Option<Node> {
+    let mut copy = rnode::y_node(node).clone();
+    rnode::clear_empty_annotations(&mut copy).ok()?;
+    reparse::restyle(&mut copy).then_some(copy)
+}
+
+/// A function's output item as kpt reads it back from the function's
+/// ResourceList: cleaned as the function's writer cleans it, restyled as
+/// the text would parse. `None` where the model declines.
+pub fn as_written(mut node: Node) -> Option<Node> {
+    rnode::clear_empty_annotations(&mut node).ok()?;
+    reparse::restyle(&mut node).then_some(node)
+}
+
+/// Whether `KRMGRAPH_CHECK_DIRECT=1` asks every node-level run to be
+/// checked against the run on the bytes.
+pub fn checking() -> bool {
+    static CHECKING: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CHECKING.get_or_init(|| std::env::var("KRMGRAPH_CHECK_DIRECT").as_deref() == Ok("1"))
+}
+
+/// Panics, naming the function and both outputs, unless the run on the
+/// bytes (`bytes`, which filled `record`) succeeded with no stderr and no
+/// results and gave `direct` (source positions aside). A check for tests
+/// and CI: a difference is a bug in a model, never a user error.
+pub fn check(name: &str, direct: &[Node], record: &FnResult, bytes: Result<Vec<Node>, FnError>) {
+    let bytes = match bytes {
+        Ok(nodes) => nodes,
+        Err(e) => panic!("KRMGRAPH_CHECK_DIRECT: {name}: on nodes it succeeded, on bytes: {e}"),
+    };
+    assert!(
+        record.stderr.is_empty() && record.results.is_empty(),
+        "KRMGRAPH_CHECK_DIRECT: {name}: on bytes it reported {record:?}"
+    );
+    let same = direct.len() == bytes.len()
+        && direct
+            .iter()
+            .zip(&bytes)
+            .all(|(a, b)| same_but_positions(a, b));
+    assert!(
+        same,
+        "KRMGRAPH_CHECK_DIRECT: {name}: outputs differ\non nodes: {direct:#?}\non bytes: {bytes:#?}"
+    );
+}
+
+fn same_but_positions(a: &Node, b: &Node) -> bool {
+    a.kind == b.kind
+        && a.style == b.style
+        && a.tag == b.tag
+        && a.value == b.value
+        && a.anchor == b.anchor
+        && a.head_comment == b.head_comment
+        && a.line_comment == b.line_comment
+        && a.foot_comment == b.foot_comment
+        && a.content.len() == b.content.len()
+        && a.content
+            .iter()
+            .zip(&b.content)
+            .all(|(x, y)| same_but_positions(x, y))
+}
