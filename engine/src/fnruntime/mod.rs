@@ -331,7 +331,27 @@ impl FunctionRunner {
             ConfigSource::Input(i) => input.get(*i).cloned(),
             ConfigSource::Node(node) => Some(node.clone()),
         };
-        let stdin = kio_pipeline::function_input(input, function_config.as_ref())
+        if let Some(output) = self.run_direct(input, function_config.as_ref()) {
+            let output = self.restore(input, output, function_config.as_ref())?;
+            if builtin::direct::checking() {
+                let bytes = self.filter_bytes(input, function_config.as_ref(), record, output_use);
+                builtin::direct::check(&self.name, &output, record, bytes);
+            }
+            return Ok(output);
+        }
+        self.filter_bytes(input, function_config.as_ref(), record, output_use)
+    }
+
+    /// The function on the ResourceList bytes: what [`filter`] does for
+    /// every function but a built-in that runs on nodes.
+    fn filter_bytes(
+        &self,
+        input: &mut [Node],
+        function_config: Option<&Node>,
+        record: &mut FnResult,
+        output_use: OutputUse,
+    ) -> Result<Vec<Node>, FnError> {
+        let stdin = kio_pipeline::function_input(input, function_config)
             .map_err(|e| FnError::Message(e.to_string()))?;
         let process = self.invoke(&stdin)?;
         record.stderr = String::from_utf8_lossy(&process.stderr).into_owned();
@@ -354,7 +374,41 @@ impl FunctionRunner {
         if output_use == OutputUse::Replaces && process.stdout.iter().all(u8::is_ascii_whitespace) {
             return Err(FnError::Message(wrote_nothing(&self.name)));
         }
-        let function_dir = kio_pipeline::function_scope(function_config.as_ref())
+        self.default_paths(output, function_config)
+    }
+
+    /// A built-in's output on nodes ([`builtin::direct`]), when it has that
+    /// form and answers; it succeeded, with no stderr and no results.
+    fn run_direct(&self, input: &[Node], function_config: Option<&Node>) -> Option<Vec<Node>> {
+        let FunctionKind::Image(image) = &self.kind else {
+            return None;
+        };
+        let direct = builtin::lookup(image)
+            .filter(|_| self.use_builtins)?
+            .direct?;
+        direct(input, function_config)
+    }
+
+    /// What kpt does to a successful function's output read back from its
+    /// ResourceList: comments and field order restored from the input by
+    /// id, generated resources given default paths.
+    fn restore(
+        &self,
+        input: &[Node],
+        mut output: Vec<Node>,
+        function_config: Option<&Node>,
+    ) -> Result<Vec<Node>, FnError> {
+        kio_pipeline::copy_comments_and_sync_order(input, &mut output)
+            .map_err(|e| FnError::Message(e.to_string()))?;
+        self.default_paths(output, function_config)
+    }
+
+    fn default_paths(
+        &self,
+        mut output: Vec<Node>,
+        function_config: Option<&Node>,
+    ) -> Result<Vec<Node>, FnError> {
+        let function_dir = kio_pipeline::function_scope(function_config)
             .map_err(|e| FnError::Message(e.to_string()))?;
         kioutil::default_path_annotation(&function_dir, &mut output)
             .map_err(|e| FnError::Message(e.to_string()))?;

@@ -33,6 +33,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ApplyReplacements"],
         run: run_v0_1,
+        direct: None,
     },
     Builtin {
         name: "apply-replacements",
@@ -41,6 +42,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ApplyReplacements"],
         run,
+        direct: None,
     },
 ];
 

@@ -34,6 +34,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &["ConfigMap"],
     run,
+    direct: None,
 }];
 
 /// Runs the function.

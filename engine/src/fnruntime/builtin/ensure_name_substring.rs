@@ -42,6 +42,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &["ConfigMap", "EnsureNameSubstring"],
     run,
+    direct: None,
 }];
 
 /// The kinds that are never renamed.

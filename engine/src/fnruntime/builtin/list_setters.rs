@@ -20,6 +20,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &[],
     run,
+    direct: None,
 }];
 
 /// Runs the function.

@@ -17,6 +17,7 @@
 pub mod apply_replacements;
 pub mod apply_setters;
 pub mod create_setters;
+pub mod direct;
 pub mod drop_comments;
 pub mod ensure_name_substring;
 pub mod framework;
@@ -53,6 +54,8 @@ pub struct Builtin {
     pub config_kinds: &'static [&'static str],
     /// The function.
     pub run: RunFn,
+    /// The same function on nodes, where it has that form ([`direct`]).
+    pub direct: Option<direct::DirectFn>,
 }
 
 impl std::fmt::Debug for Builtin {
@@ -93,6 +96,7 @@ static BASE: &[Builtin] = &[
         version: "1",
         config_kinds: &[],
         run: no_op::run,
+        direct: None,
     },
     Builtin {
         name: "drop-comments",
@@ -101,6 +105,7 @@ static BASE: &[Builtin] = &[
         version: "1",
         config_kinds: &[],
         run: drop_comments::run,
+        direct: None,
     },
 ];
 

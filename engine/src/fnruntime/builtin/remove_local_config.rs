@@ -19,6 +19,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &[],
     run,
+    direct: None,
 }];
 
 /// The annotation that marks local configuration.

@@ -30,6 +30,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap"],
         run: run_v0_1,
+        direct: None,
     },
     Builtin {
         name: "search-replace",
@@ -38,6 +39,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap"],
         run,
+        direct: None,
     },
 ];
 

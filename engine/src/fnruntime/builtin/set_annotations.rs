@@ -34,6 +34,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &["ConfigMap", "SetAnnotations"],
     run,
+    direct: None,
 }];
 
 /// A kustomize field spec.

@@ -32,6 +32,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &["ConfigMap", "SetImage"],
     run,
+    direct: None,
 }];
 
 /// Runs the function.

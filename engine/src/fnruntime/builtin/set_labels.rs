@@ -45,6 +45,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetLabels"],
         run,
+        direct: None,
     },
     Builtin {
         name: "set-labels",
@@ -53,6 +54,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetLabels"],
         run: run_v0_2,
+        direct: None,
     },
     Builtin {
         name: "set-labels",
@@ -61,6 +63,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetLabels"],
         run: run_v0_2,
+        direct: None,
     },
 ];
 

@@ -51,6 +51,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetNamespace"],
         run: run_v0_2,
+        direct: None,
     },
     Builtin {
         name: "set-namespace",
@@ -62,6 +63,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetNamespace"],
         run,
+        direct: None,
     },
     Builtin {
         name: "set-namespace",
@@ -70,6 +72,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetNamespace"],
         run,
+        direct: None,
     },
 ];
 

@@ -30,7 +30,9 @@ pub mod labels;
 pub mod namespace;
 
 use super::apply_setters::report;
-use super::{framework, Builtin};
+use rayon::prelude::*;
+
+use super::{direct, framework, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::yaml::Node;
 use error::{ConfigError, Error, RunError};
@@ -50,6 +52,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetNamespaceConfig"],
         run: run::<namespace::SetNamespace>,
+        direct: Some(run_direct::<namespace::SetNamespace>),
     },
     Builtin {
         name: "set-labels",
@@ -58,6 +61,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetLabelConfig"],
         run: run::<labels::SetLabels>,
+        direct: Some(run_direct::<labels::SetLabels>),
     },
     Builtin {
         name: "set-annotations",
@@ -66,12 +70,13 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetAnnotationConfig"],
         run: run::<annotations::SetAnnotations>,
+        direct: Some(run_direct::<annotations::SetAnnotations>),
     },
 ];
 
 /// A kustomize-era function: a config read from the functionConfig, and a
 /// transformation of one item.
-pub trait Function: Sized {
+pub trait Function: Sized + Sync {
     /// The kind of its typed config (`fn.kpt.dev/v1alpha1`).
     const CONFIG_KIND: &'static str;
 
@@ -104,6 +109,29 @@ pub fn run<F: Function>(input: &[u8]) -> ProcessOutput {
             report::kyaml_failure(list, &Error::Run(e).to_string())
         }
     }
+}
+
+/// [`run`] on nodes ([`super::direct`]): the function reads the items and
+/// the config as it would have parsed them, and every item it returns
+/// comes out of the JSON round trip, comment-free, as kpt reads it back.
+/// `None` where a model declines or the function fails: [`run`] then gives
+/// the exact output and error.
+pub fn run_direct<F: Function>(items: &[Node], fn_config: Option<&Node>) -> Option<Vec<Node>> {
+    let config = match fn_config {
+        Some(c) => Some(direct::as_read(c)?),
+        None => None,
+    };
+    let function = F::configure(config.as_ref()).ok()?;
+    // Items are independent: they go through in parallel on the render's
+    // pool, in order.
+    items
+        .par_iter()
+        .map(|item| {
+            let mut item = direct::as_read(item)?;
+            function.transform(&mut item).ok()?;
+            direct::as_written(json_roundtrip::normalized_from_root(item)?)
+        })
+        .collect()
 }
 
 #[cfg(test)]

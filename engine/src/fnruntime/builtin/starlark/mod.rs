@@ -39,6 +39,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &["StarlarkRun", "ConfigMap"],
     run,
+    direct: None,
 }];
 
 /// Runs the function.
