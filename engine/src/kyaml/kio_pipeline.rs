@@ -16,7 +16,9 @@
 //! directory generated resources default to (with
 //! [`kioutil::default_path_annotation`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+use rayon::prelude::*;
 
 use super::byteio::{ByteReader, ByteWriter, ReadOutput};
 use super::kioutil::{
@@ -234,26 +236,37 @@ pub fn read_function_output(stdout: &[u8]) -> Result<ReadOutput> {
 /// gave), copies comments and syncs field order from that input, then
 /// removes both id annotations.
 pub fn copy_comments_and_sync_order(inputs: &[Node], outputs: &mut [Node]) -> Result<()> {
-    let mut ids: BTreeMap<String, &Node> = BTreeMap::new();
-    for (i, input) in inputs.iter().enumerate() {
-        ids.insert((i + 1).to_string(), input);
-    }
-    for node in outputs.iter_mut() {
-        let id = match rnode::get_annotation(node, ID_ANNOTATION)? {
+    let ids: HashMap<String, &Node> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, input)| ((i + 1).to_string(), input))
+        .collect();
+    // Each output is restored on its own, so they are done in parallel on
+    // the render's pool; the first error in output order is the one kyaml
+    // would have hit.
+    outputs
+        .par_iter_mut()
+        .map(|node| restore_one(&ids, node))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect()
+}
+
+fn restore_one(ids: &HashMap<String, &Node>, node: &mut Node) -> Result<()> {
+    let id = match rnode::get_annotation(node, ID_ANNOTATION)? {
+        Some(v) => v.value.clone(),
+        None => match rnode::get_annotation(node, LEGACY_ID_ANNOTATION)? {
             Some(v) => v.value.clone(),
-            None => match rnode::get_annotation(node, LEGACY_ID_ANNOTATION)? {
-                Some(v) => v.value.clone(),
-                None => continue,
-            },
-        };
-        let Some(input) = ids.get(&id) else {
-            continue;
-        };
-        comments::copy_comments(input, node)?;
-        order::sync_order(input, node)?;
-        rnode::clear_annotation(node, ID_ANNOTATION)?;
-        rnode::clear_annotation(node, LEGACY_ID_ANNOTATION)?;
-    }
+            None => return Ok(()),
+        },
+    };
+    let Some(input) = ids.get(&id) else {
+        return Ok(());
+    };
+    comments::copy_comments(input, node)?;
+    order::sync_order(input, node)?;
+    rnode::clear_annotation(node, ID_ANNOTATION)?;
+    rnode::clear_annotation(node, LEGACY_ID_ANNOTATION)?;
     Ok(())
 }
 

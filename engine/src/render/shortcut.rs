@@ -32,8 +32,10 @@ use super::{Order, RenderOptions};
 use crate::fnruntime::{builtin, exec, resolve_image, RunnerOptions};
 use crate::kptfile::KPTFILE_NAME;
 
-/// The key schema: bump it when what a key covers changes.
-const KEY_SCHEMA: &str = "krmgraph render shortcut v1";
+/// The key schema: bump it when what a key covers changes, or when
+/// krmgraph renders some input differently (v2: a mutator writing nothing
+/// fails).
+const KEY_SCHEMA: &str = "krmgraph render shortcut v2";
 
 /// One entry of a tree.
 #[derive(Clone, Debug, PartialEq, Eq)]

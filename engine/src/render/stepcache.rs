@@ -59,8 +59,9 @@ use crate::package::Package;
 use crate::yaml::Node;
 
 /// The key schema: bump it when what a step or subtree key covers, or what
-/// its record holds, changes.
-const KEY_SCHEMA: &str = "krmgraph step cache v1";
+/// its record holds, changes, or when krmgraph renders some input
+/// differently (v2: a mutator writing nothing fails).
+const KEY_SCHEMA: &str = "krmgraph step cache v2";
 
 /// Record outputs: a mutator's or subtree's resources, and a log too
 /// large to keep in the record itself.
