@@ -104,12 +104,29 @@ pub fn scalar(node: &Node, place: Place) -> Option<(Style, &'static str)> {
 /// Gives every node of `root` (a document or a root value in block
 /// context) the style and tag the round trip gives it; `false`, with
 /// `root` unchanged, when the tree holds something the model declines.
+/// Comments are left where they are, which the round trip may not do.
 pub fn restyle(root: &mut Node) -> bool {
-    let mut scalars = Vec::new();
-    if !accepts_into(root, &mut scalars) {
+    restyle_with(root, Walk::default())
+}
+
+/// [`restyle`] for trees whose comments the round trip also keeps where
+/// they are: head comments only on mapping keys and sequence items, with
+/// no blank lines; `false` for any other comment.
+pub fn restyle_keeping_comments(root: &mut Node) -> bool {
+    restyle_with(
+        root,
+        Walk {
+            comments: true,
+            ..Walk::default()
+        },
+    )
+}
+
+fn restyle_with(root: &mut Node, mut walk: Walk) -> bool {
+    if !walk.root(root) {
         return false;
     }
-    let mut scalars = scalars.into_iter();
+    let mut scalars = walk.scalars.into_iter();
     match root.kind {
         Kind::Document => apply(&mut root.content[0], Place::BlockValue, &mut scalars),
         _ => apply(root, Place::BlockValue, &mut scalars),
@@ -119,73 +136,96 @@ pub fn restyle(root: &mut Node) -> bool {
 
 /// Whether [`restyle`] accepts `root`.
 pub fn accepts(root: &Node) -> bool {
-    accepts_into(root, &mut Vec::new())
+    Walk::default().root(root)
 }
 
-/// The style and tag of each scalar, in the order [`apply`] visits them.
-type Scalars = Vec<(Style, &'static str)>;
+/// The checking walk: what it found for each scalar, in the order
+/// [`apply`] visits them.
+#[derive(Default)]
+struct Walk {
+    /// The style and tag of each scalar.
+    scalars: Vec<(Style, &'static str)>,
+    /// Whether comments must keep their places (head comments only where
+    /// the parser puts them back).
+    comments: bool,
+}
 
-fn accepts_into(root: &Node, scalars: &mut Scalars) -> bool {
-    match root.kind {
-        Kind::Document => match root.content.as_slice() {
-            [child] => accepts_at(child, Place::BlockValue, scalars),
-            _ => false,
-        },
-        _ => accepts_at(root, Place::BlockValue, scalars),
+impl Walk {
+    fn root(&mut self, root: &Node) -> bool {
+        match root.kind {
+            Kind::Document => match root.content.as_slice() {
+                [child] => self.at(child, Place::BlockValue, false),
+                _ => false,
+            },
+            _ => self.at(root, Place::BlockValue, false),
+        }
+    }
+
+    /// `head_ok`: whether a head comment stays on this node (a mapping key
+    /// or a sequence item); elsewhere the emitter writes it before the
+    /// key, where the parser gives it to the key.
+    fn at(&mut self, node: &Node, place: Place, head_ok: bool) -> bool {
+        if place.is_flow() && has_comments(node)
+            || !node.foot_comment.is_empty()
+            || node.line_comment.contains('\n')
+            || self.comments && !node.head_comment.is_empty() && !(head_ok && clean_head(node))
+            || self.comments
+                && node.kind == Kind::Scalar
+                && node.value.is_empty()
+                && has_comments(node)
+        {
+            // go-yaml writes comments inside flow collections, and foot
+            // comments before whatever comes next, where its own parser
+            // cannot always read them back; a comment on a value written as
+            // nothing (`- # c`) is read as the next node's.
+            return false;
+        }
+        match node.kind {
+            Kind::Scalar => match scalar(node, place) {
+                Some(decision) => {
+                    self.scalars.push(decision);
+                    true
+                }
+                None => false,
+            },
+            Kind::Mapping | Kind::Sequence => self.collection(node, place),
+            Kind::Alias | Kind::Document => false,
+        }
+    }
+
+    fn collection(&mut self, node: &Node, place: Place) -> bool {
+        let tag_is_implicit = node.tag.is_empty() || short_tag(&node.tag) == default_tag(node);
+        let plain_style = node.style == Style::NONE || node.style == Style::FLOW;
+        if !node.anchor.is_empty() || !tag_is_implicit || !plain_style || place.is_key() {
+            return false;
+        }
+        let flow = place.is_flow() || written_in_flow(node);
+        if flow && has_comments(node) || !node.line_comment.is_empty() {
+            // A collection's own line comment is written after its last
+            // entry, before whatever follows.
+            return false;
+        }
+        let (key, value) = child_places(flow);
+        if node.kind == Kind::Sequence {
+            return node.content.iter().all(|item| self.at(item, value, true));
+        }
+        node.content.chunks_exact(2).all(|kv| {
+            kv[0].kind == Kind::Scalar
+                && !key_comment_breaks_value(&kv[0], &kv[1])
+                && self.at(&kv[0], key, true)
+                && self.at(&kv[1], value, false)
+        })
     }
 }
 
-fn accepts_at(node: &Node, place: Place, scalars: &mut Scalars) -> bool {
-    if place.is_flow() && has_comments(node)
-        || !node.foot_comment.is_empty()
-        || node.line_comment.contains('\n')
-    {
-        // go-yaml writes comments inside flow collections, and foot
-        // comments before whatever comes next, where its own parser cannot
-        // always read them back.
-        return false;
-    }
-    match node.kind {
-        Kind::Scalar => match scalar(node, place) {
-            Some(decision) => {
-                scalars.push(decision);
-                true
-            }
-            None => false,
-        },
-        Kind::Mapping | Kind::Sequence => accepts_collection(node, place, scalars),
-        Kind::Alias | Kind::Document => false,
-    }
+/// A head comment the parser reads back whole: no blank line inside,
+/// before or after it.
+fn clean_head(node: &Node) -> bool {
+    let head = &node.head_comment;
+    !head.contains("\n\n") && !head.starts_with('\n') && !head.ends_with('\n')
 }
 
-fn accepts_collection(node: &Node, place: Place, scalars: &mut Scalars) -> bool {
-    let tag_is_implicit = node.tag.is_empty() || short_tag(&node.tag) == default_tag(node);
-    let plain_style = node.style == Style::NONE || node.style == Style::FLOW;
-    if !node.anchor.is_empty() || !tag_is_implicit || !plain_style || place.is_key() {
-        return false;
-    }
-    let flow = place.is_flow() || written_in_flow(node);
-    if flow && has_comments(node) || !node.line_comment.is_empty() {
-        // A collection's own line comment is written after its last
-        // entry, before whatever follows.
-        return false;
-    }
-    let (key, value) = child_places(flow);
-    if node.kind == Kind::Sequence {
-        return node
-            .content
-            .iter()
-            .all(|item| accepts_at(item, value, scalars));
-    }
-    node.content.chunks_exact(2).all(|kv| {
-        kv[0].kind == Kind::Scalar
-            && !key_comment_breaks_value(&kv[0], &kv[1])
-            && accepts_at(&kv[0], key, scalars)
-            && accepts_at(&kv[1], value, scalars)
-    })
-}
-
-/// Sets the styles and tags of a tree [`accepts_at`] accepted, taking the
+/// Sets the styles and tags of a tree [`Walk`] accepted, taking the
 /// scalars' decisions in the order it made them.
 fn apply(node: &mut Node, place: Place, scalars: &mut impl Iterator<Item = (Style, &'static str)>) {
     match node.kind {
