@@ -355,12 +355,17 @@ impl FunctionRunner {
             .map_err(|e| FnError::Message(e.to_string()))?;
         let process = self.invoke(&stdin)?;
         record.stderr = String::from_utf8_lossy(&process.stderr).into_owned();
-        let read = kio_pipeline::read_function_output(&process.stdout)
-            .map_err(|e| FnError::Message(e.to_string()))?;
-        let mut output = read.nodes;
+        let (mut output, results) = match echoed(input, &stdin, &process) {
+            Some(items) => (items, None),
+            None => {
+                let read = kio_pipeline::read_function_output(&process.stdout)
+                    .map_err(|e| FnError::Message(e.to_string()))?;
+                (read.nodes, read.results)
+            }
+        };
         kio_pipeline::copy_comments_and_sync_order(input, &mut output)
             .map_err(|e| FnError::Message(e.to_string()))?;
-        if let Some(results) = &read.results {
+        if let Some(results) = &results {
             record.results = parse_results(results);
         }
         match process.exit_code {
@@ -427,6 +432,27 @@ impl FunctionRunner {
             },
         }
     }
+}
+
+/// The output of a function that succeeded by printing its input back
+/// unchanged (an identity function such as `cat`, or a validator that
+/// echoes what it checked), as kpt reads it: the input items as they parse
+/// from that text, from [`builtin::direct::as_read_keeping_comments`]
+/// instead of parsing it again. `None` (parse the output) when it is not
+/// an echo or the model declines an item.
+fn echoed(input: &[Node], stdin: &[u8], process: &exec::ProcessOutput) -> Option<Vec<Node>> {
+    if process.exit_code != Some(0) || process.stdout != stdin {
+        return None;
+    }
+    let items: Vec<Node> = input
+        .iter()
+        .map(builtin::direct::as_read_keeping_comments)
+        .collect::<Option<_>>()?;
+    if builtin::direct::checking() {
+        let parsed = kio_pipeline::read_function_output(&process.stdout).ok()?;
+        builtin::direct::check_echo("echo", &items, &parsed.nodes);
+    }
+    Some(items)
 }
 
 /// What becomes of a step's output.

@@ -42,6 +42,15 @@ pub fn as_read(node: &Node) -> Option<Node> {
     reparse::restyle(&mut copy).then_some(copy)
 }
 
+/// [`as_read`] with the comments where the parse puts them: for a function
+/// that echoes its input, what kpt reads back. `None` where the model
+/// declines.
+pub fn as_read_keeping_comments(node: &Node) -> Option<Node> {
+    let mut copy = rnode::y_node(node).clone();
+    rnode::clear_empty_annotations(&mut copy).ok()?;
+    reparse::restyle_keeping_comments(&mut copy).then_some(copy)
+}
+
 /// A function's output item as kpt reads it back from the function's
 /// ResourceList: cleaned as the function's writer cleans it, restyled as
 /// the text would parse. `None` where the model declines.
@@ -78,6 +87,20 @@ pub fn check(name: &str, direct: &[Node], record: &FnResult, bytes: Result<Vec<N
     assert!(
         same,
         "KRMGRAPH_CHECK_DIRECT: {name}: outputs differ\non nodes: {direct:#?}\non bytes: {bytes:#?}"
+    );
+}
+
+/// Panics unless `echoed` (the input as an echoing function's output, from
+/// [`as_read_keeping_comments`]) is what parsing the output gives.
+pub fn check_echo(name: &str, echoed: &[Node], parsed: &[Node]) {
+    let same = echoed.len() == parsed.len()
+        && echoed
+            .iter()
+            .zip(parsed)
+            .all(|(a, b)| same_but_positions(a, b));
+    assert!(
+        same,
+        "KRMGRAPH_CHECK_DIRECT: {name}: echoed input differs\nmodel: {echoed:#?}\nparsed: {parsed:#?}"
     );
 }
 
