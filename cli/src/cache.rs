@@ -127,7 +127,11 @@ pub fn lookup(
             results,
         }) => {
             if let Err(e) = shortcut::apply(pkg, &changes) {
-                eprintln!("error: failed to save resources: {e}");
+                if e.removing {
+                    eprintln!("error: failed to delete file: {e}");
+                } else {
+                    eprintln!("error: failed to save resources: {e}");
+                }
                 return Lookup::Failed;
             }
             let _ = std::io::stderr().write_all(&stderr);

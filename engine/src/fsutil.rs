@@ -1,8 +1,9 @@
 //! File writing that never leaves a partial file: write a temporary file in
-//! the target's directory, flush it, then rename it over the target.
+//! the target's directory, flush it, then rename it over the target; and
+//! [`commit`], which does that for a set of files all or nothing.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Writes `bytes` to `path` atomically (temp file + fsync + rename), with
 /// mode 0644 as kpt's `os.WriteFile(..., 0666)` gives under a usual umask.
@@ -25,4 +26,637 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// One change of a [`commit`].
+#[derive(Clone, Debug)]
+pub enum FileChange<'a> {
+    /// Write the file with these bytes: through a symlink to the file it
+    /// points at, creating missing parent directories, keeping an existing
+    /// file's permissions. A file that already holds the bytes is left
+    /// alone.
+    Write(PathBuf, &'a [u8]),
+    /// Remove the file (or directory tree); nothing to do if it is gone.
+    Remove(PathBuf),
+}
+
+/// Why a [`commit`] (or [`check`]) failed: Go's `op path: reason`, then
+/// in parentheses what it means and whether anything was changed.
+#[derive(Debug)]
+pub struct CommitError {
+    /// The failure was about removing a file (kpt reports those as
+    /// `failed to delete file: ...`), not writing one.
+    pub removing: bool,
+    /// The message.
+    pub message: String,
+}
+
+impl std::fmt::Display for CommitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CommitError {}
+
+/// Applies `changes` all or nothing, as far as the OS allows:
+///
+/// 1. check, touching nothing: every file to rewrite can be opened for
+///    writing, and every directory that gets a temporary file, a new file
+///    or directory, or loses a file is writable (and, if sticky, lets us
+///    replace or remove the file); on a failure the error names the path
+///    and nothing was changed;
+/// 2. stage: create the missing directories and write each new content to
+///    a temporary file beside its target (fsynced); on a failure (a full
+///    disk, say) the temporary files and the directories created are
+///    removed and nothing was changed but the directories' mtimes;
+/// 3. rename each temporary file over its target, then remove the files
+///    to remove. Only a failure here, after everything before succeeded,
+///    leaves some changes made; the error says so.
+pub fn commit(changes: &[FileChange]) -> Result<(), CommitError> {
+    let plan = Plan::new(changes)?;
+    let staged = plan.stage()?;
+    staged.apply()
+}
+
+/// Step 1 of [`commit`] alone: whether `changes` can be applied, as far as
+/// can be told without touching anything.
+pub fn check(changes: &[FileChange]) -> Result<(), CommitError> {
+    Plan::new(changes).map(|_| ())
+}
+
+/// Fails, as [`commit`] would, if the existing file at `path` cannot be
+/// opened for writing. Opening it changes nothing.
+pub fn check_file_writable(path: &Path) -> Result<(), CommitError> {
+    match std::fs::OpenOptions::new().write(true).open(path) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(refused(
+            "open",
+            path,
+            &e,
+            "the render rewrites this file: make it writable and render again",
+        )),
+    }
+}
+
+/// A write that changes a file.
+struct PlannedWrite<'a> {
+    /// The file written (a symlink resolved).
+    target: PathBuf,
+    bytes: &'a [u8],
+    /// An existing file's permissions, kept.
+    permissions: Option<std::fs::Permissions>,
+}
+
+struct Plan<'a> {
+    writes: Vec<PlannedWrite<'a>>,
+    removes: Vec<PathBuf>,
+    /// Directories to create, parents first.
+    mkdirs: Vec<PathBuf>,
+    /// Directories found writable, with the owner of a sticky one.
+    writable: std::collections::HashMap<PathBuf, Option<u32>>,
+}
+
+impl<'a> Plan<'a> {
+    fn new(changes: &[FileChange<'a>]) -> Result<Plan<'a>, CommitError> {
+        let mut plan = Plan {
+            writes: Vec::new(),
+            removes: Vec::new(),
+            mkdirs: Vec::new(),
+            writable: Default::default(),
+        };
+        for change in changes {
+            match change {
+                FileChange::Write(path, bytes) => plan.plan_write(path, bytes)?,
+                FileChange::Remove(path) => plan.plan_remove(path)?,
+            }
+        }
+        Ok(plan)
+    }
+
+    fn plan_write(&mut self, path: &Path, bytes: &'a [u8]) -> Result<(), CommitError> {
+        let target = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+            }
+            _ => path.to_path_buf(),
+        };
+        // Two paths naming one file (a symlink and its target): the last
+        // write wins, as if they were written one after the other.
+        self.writes.retain(|w| w.target != target);
+        // A file that already holds these bytes is left alone: most files
+        // of a render come out as they went in, and rewriting them costs a
+        // file creation and an fsync each (and wakes every watcher).
+        if std::fs::read(&target).is_ok_and(|old| old == bytes) {
+            return Ok(());
+        }
+        let dir = parent(&target);
+        match std::fs::metadata(&target) {
+            Ok(meta) if meta.is_dir() => {
+                let e = std::io::Error::from_raw_os_error(libc::EISDIR);
+                return Err(refused("open", &target, &e, "a directory is in the way"));
+            }
+            Ok(meta) => {
+                check_file_writable(&target)?;
+                let sticky_owner = match self.dir_writable(&dir) {
+                    Ok(owner) => owner,
+                    Err(e) => {
+                        return Err(refused(
+                            "replace",
+                            &target,
+                            &e,
+                            &format!(
+                            "the new content is written to a temporary file in {} and renamed over \
+                             the file, so the directory must be writable: make it writable and \
+                             render again",
+                            dir.display()
+                        ),
+                        ))
+                    }
+                };
+                check_sticky(&dir, sticky_owner, &meta, "replace", &target)?;
+                self.writes.push(PlannedWrite {
+                    target,
+                    bytes,
+                    permissions: Some(meta.permissions()),
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                self.plan_mkdirs(&dir, &target)?;
+                self.writes.push(PlannedWrite {
+                    target,
+                    bytes,
+                    permissions: None,
+                });
+            }
+            Err(e) => return Err(refused("open", &target, &e, "")),
+        }
+        Ok(())
+    }
+
+    /// Plans the creation of `dir` and its missing parents, and checks the
+    /// nearest existing one lets us create `target` (or the first missing
+    /// directory) in it.
+    fn plan_mkdirs(&mut self, dir: &Path, target: &Path) -> Result<(), CommitError> {
+        let mut missing = Vec::new();
+        let mut existing = dir.to_path_buf();
+        loop {
+            if self.mkdirs.contains(&existing) {
+                break;
+            }
+            match std::fs::metadata(&existing) {
+                Ok(meta) if meta.is_dir() => {
+                    let first = missing.last().map(PathBuf::as_path);
+                    if let Err(e) = self.dir_writable(&existing) {
+                        let (op, path, what) = match first {
+                            Some(d) => ("mkdir", d, "directories"),
+                            None => ("open", target, "files"),
+                        };
+                        return Err(refused(
+                            op,
+                            path,
+                            &e,
+                            &format!(
+                                "cannot create {what} in {}: make it writable and render again",
+                                existing.display()
+                            ),
+                        ));
+                    }
+                    break;
+                }
+                Ok(_) => {
+                    let e = std::io::Error::from_raw_os_error(libc::ENOTDIR);
+                    let path = missing.last().map(PathBuf::as_path).unwrap_or(target);
+                    return Err(refused(
+                        "mkdir",
+                        path,
+                        &e,
+                        &format!("{} is a file", existing.display()),
+                    ));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    missing.push(existing.clone());
+                    match existing.parent() {
+                        Some(p) if !p.as_os_str().is_empty() => existing = p.to_path_buf(),
+                        _ => break,
+                    }
+                }
+                Err(e) => return Err(refused("mkdir", &existing, &e, "")),
+            }
+        }
+        self.mkdirs.extend(missing.into_iter().rev());
+        Ok(())
+    }
+
+    fn plan_remove(&mut self, path: &Path) -> Result<(), CommitError> {
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(removal_refused(path, &e, "")),
+        };
+        let dir = parent(path);
+        let sticky_owner = self.dir_writable(&dir).map_err(|e| {
+            removal_refused(
+                path,
+                &e,
+                &format!(
+                    "cannot remove files from {}: make it writable and render again",
+                    dir.display()
+                ),
+            )
+        })?;
+        check_sticky(&dir, sticky_owner, &meta, "unlinkat", path).map_err(|mut e| {
+            e.removing = true;
+            e
+        })?;
+        self.removes.push(path.to_path_buf());
+        Ok(())
+    }
+
+    /// [`dir_writable`], once per directory; the owner of a sticky one.
+    fn dir_writable(&mut self, dir: &Path) -> std::io::Result<Option<u32>> {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(owner) = self.writable.get(dir) {
+            return Ok(*owner);
+        }
+        dir_writable(dir)?;
+        let owner = std::fs::metadata(dir)
+            .ok()
+            .filter(|m| m.mode() & 0o1000 != 0)
+            .map(|m| m.uid());
+        self.writable.insert(dir.to_path_buf(), owner);
+        Ok(owner)
+    }
+
+    /// Creates the directories and the temporary files; undoes that on a
+    /// failure.
+    fn stage(self) -> Result<Staged<'a>, CommitError> {
+        let mut staged = Staged {
+            plan: self,
+            created: Vec::new(),
+            temps: Vec::new(),
+        };
+        let mut failure = None;
+        for dir in &staged.plan.mkdirs {
+            match std::fs::create_dir(dir) {
+                Ok(()) => staged.created.push(dir.clone()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+                Err(e) => {
+                    failure = Some(refused("mkdir", dir, &e, ""));
+                    break;
+                }
+            }
+        }
+        if failure.is_none() {
+            for w in &staged.plan.writes {
+                match write_temp(w) {
+                    Ok(tmp) => staged.temps.push(tmp),
+                    Err((op, e)) => {
+                        let why = format!(
+                            "writing a temporary file in {}",
+                            parent(&w.target).display()
+                        );
+                        failure = Some(refused(op, &w.target, &e, &why));
+                        break;
+                    }
+                }
+            }
+        }
+        match failure {
+            None => Ok(staged),
+            Some(e) => {
+                staged.undo();
+                Err(e)
+            }
+        }
+    }
+}
+
+struct Staged<'a> {
+    plan: Plan<'a>,
+    /// Directories created, parents first.
+    created: Vec<PathBuf>,
+    /// The temporary file of each planned write, in order.
+    temps: Vec<PathBuf>,
+}
+
+impl Staged<'_> {
+    fn undo(&self) {
+        for tmp in &self.temps {
+            let _ = std::fs::remove_file(tmp);
+        }
+        for dir in self.created.iter().rev() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+
+    fn apply(self) -> Result<(), CommitError> {
+        let total = self.temps.len() + self.plan.removes.len();
+        for (i, (tmp, w)) in self.temps.iter().zip(&self.plan.writes).enumerate() {
+            if let Err(e) = std::fs::rename(tmp, &w.target) {
+                for left in &self.temps[i..] {
+                    let _ = std::fs::remove_file(left);
+                }
+                return Err(CommitError {
+                    removing: false,
+                    message: format!(
+                        "rename {} {}: {} ({i} of {total} changes were already made)",
+                        tmp.display(),
+                        w.target.display(),
+                        crate::fnruntime::exec::go_errno_text(&e)
+                    ),
+                });
+            }
+        }
+        for (i, path) in self.plan.removes.iter().enumerate() {
+            let result = match std::fs::symlink_metadata(path) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+                Ok(_) => std::fs::remove_file(path),
+                Err(_) => Ok(()),
+            };
+            if let Err(e) = result {
+                return Err(CommitError {
+                    removing: true,
+                    message: format!(
+                        "unlinkat {}: {} ({} of {total} changes were already made)",
+                        path.display(),
+                        crate::fnruntime::exec::go_errno_text(&e),
+                        self.temps.len() + i
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `w`'s bytes to a new temporary file beside its target; on a
+/// failure removes it and returns the failing operation.
+fn write_temp(w: &PlannedWrite) -> Result<PathBuf, (&'static str, std::io::Error)> {
+    let dir = parent(&w.target);
+    let name = w
+        .target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (tmp, mut file) = create_temp(&dir, &name).map_err(|e| ("open", e))?;
+    let result = (|| {
+        file.write_all(w.bytes).map_err(|e| ("write", e))?;
+        file.sync_all().map_err(|e| ("sync", e))?;
+        if let Some(perms) = &w.permissions {
+            std::fs::set_permissions(&tmp, perms.clone()).map_err(|e| ("chmod", e))?;
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// A new, empty file `.<name>.krmgraph-<pid>-<n>.tmp` in `dir`.
+fn create_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let pid = std::process::id();
+    for n in 0..1000 {
+        let tmp = dir.join(format!(".{name}.krmgraph-{pid}-{n}.tmp"));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::AlreadyExists,
+        "no free temporary file name",
+    ))
+}
+
+fn parent(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Whether we may create and remove entries in `dir` (`access(2)` with
+/// the effective ids: write and search permission, ACLs and read-only
+/// mounts included).
+fn dir_writable(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: `c` is a valid NUL-terminated path for the whole call.
+    let r = unsafe {
+        libc::faccessat(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::W_OK | libc::X_OK,
+            libc::AT_EACCESS,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// In a sticky directory (`/tmp`) only the owner of an entry, of the
+/// directory, or root may rename over it or remove it.
+/// `sticky_owner`: the owner of `dir` if it is sticky.
+fn check_sticky(
+    dir: &Path,
+    sticky_owner: Option<u32>,
+    entry: &std::fs::Metadata,
+    op: &str,
+    path: &Path,
+) -> Result<(), CommitError> {
+    use std::os::unix::fs::MetadataExt;
+    let Some(dir_owner) = sticky_owner else {
+        return Ok(());
+    };
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let euid = unsafe { libc::geteuid() };
+    if euid == 0 || euid == entry.uid() || euid == dir_owner {
+        return Ok(());
+    }
+    let e = std::io::Error::from_raw_os_error(libc::EPERM);
+    Err(refused(
+        op,
+        path,
+        &e,
+        &format!(
+            "{} is sticky and neither it nor the file is yours",
+            dir.display()
+        ),
+    ))
+}
+
+/// `op path: errno (why; nothing was written)`.
+fn refused(op: &str, path: &Path, e: &std::io::Error, why: &str) -> CommitError {
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!("{why}; ")
+    };
+    CommitError {
+        removing: false,
+        message: format!(
+            "{op} {}: {} ({why}nothing was written)",
+            path.display(),
+            crate::fnruntime::exec::go_errno_text(e)
+        ),
+    }
+}
+
+fn removal_refused(path: &Path, e: &std::io::Error, why: &str) -> CommitError {
+    CommitError {
+        removing: true,
+        ..refused("unlinkat", path, e, why)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every entry under `dir` with its bytes (directories as `/`).
+    fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let rel = e.path().strip_prefix(dir).unwrap().display().to_string();
+                if e.path().is_dir() {
+                    stack.push(e.path());
+                    out.push((rel + "/", Vec::new()));
+                } else {
+                    out.push((rel, std::fs::read(e.path()).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn commit_writes_creates_and_removes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.yaml"), "old\n").unwrap();
+        std::fs::write(root.join("same.yaml"), "same\n").unwrap();
+        std::fs::write(root.join("gone.yaml"), "gone\n").unwrap();
+        let before = std::fs::metadata(root.join("same.yaml"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        commit(&[
+            FileChange::Write(root.join("a.yaml"), b"new\n"),
+            FileChange::Write(root.join("same.yaml"), b"same\n"),
+            FileChange::Write(root.join("d/e/b.yaml"), b"b\n"),
+            FileChange::Write(root.join("d/c.yaml"), b"c\n"),
+            FileChange::Remove(root.join("gone.yaml")),
+            FileChange::Remove(root.join("never-was.yaml")),
+        ])
+        .unwrap();
+        let got = tree(root);
+        let want: Vec<(String, Vec<u8>)> = [
+            ("a.yaml", "new\n"),
+            ("d/", ""),
+            ("d/c.yaml", "c\n"),
+            ("d/e/", ""),
+            ("d/e/b.yaml", "b\n"),
+            ("same.yaml", "same\n"),
+        ]
+        .iter()
+        .map(|(p, b)| (p.to_string(), b.as_bytes().to_vec()))
+        .collect();
+        assert_eq!(got, want);
+        let after = std::fs::metadata(root.join("same.yaml"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_eq!(before, after, "an unchanged file is not rewritten");
+    }
+
+    #[test]
+    fn commit_writes_through_symlinks_last_write_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("t.yaml"), "t\n").unwrap();
+        std::os::unix::fs::symlink("t.yaml", root.join("u.yaml")).unwrap();
+        commit(&[
+            FileChange::Write(root.join("t.yaml"), b"changed\n"),
+            FileChange::Write(root.join("u.yaml"), b"t\n"),
+        ])
+        .unwrap();
+        assert_eq!(std::fs::read(root.join("t.yaml")).unwrap(), b"t\n");
+        assert!(std::fs::symlink_metadata(root.join("u.yaml"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    /// A check that fails (a path through a file) stops everything before
+    /// anything is touched.
+    #[test]
+    fn failed_check_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.yaml"), "old\n").unwrap();
+        std::fs::write(root.join("gone.yaml"), "gone\n").unwrap();
+        std::fs::write(root.join("x"), "a file\n").unwrap();
+        let before = tree(root);
+        let changes = [
+            FileChange::Write(root.join("a.yaml"), b"new\n"),
+            FileChange::Write(root.join("n/new.yaml"), b"new\n"),
+            FileChange::Write(root.join("x/b.yaml"), b"b\n"),
+            FileChange::Remove(root.join("gone.yaml")),
+        ];
+        let err = check(&changes).unwrap_err();
+        assert_eq!(
+            err.message,
+            format!(
+                "open {}/x/b.yaml: not a directory (nothing was written)",
+                root.display()
+            )
+        );
+        assert!(!err.removing);
+        assert_eq!(commit(&changes).unwrap_err().message, err.message);
+        assert_eq!(tree(root), before);
+    }
+
+    /// A failure while staging (here a name too long for a temporary file)
+    /// removes the temporary files and directories created so far.
+    #[test]
+    fn failed_staging_is_undone() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.yaml"), "old\n").unwrap();
+        let before = tree(root);
+        let long = format!("{}.yaml", "x".repeat(240));
+        let err = commit(&[
+            FileChange::Write(root.join("a.yaml"), b"new\n"),
+            FileChange::Write(root.join("n/m/new.yaml"), b"new\n"),
+            FileChange::Write(root.join(&long), b"long\n"),
+        ])
+        .unwrap_err();
+        assert!(
+            err.message
+                .starts_with(&format!("open {}/{long}: ", root.display()))
+                && err.message.ends_with("nothing was written)"),
+            "{}",
+            err.message
+        );
+        assert_eq!(tree(root), before);
+    }
 }

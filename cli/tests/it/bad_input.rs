@@ -288,7 +288,9 @@ impl Runner {
         if let Some(k) = &kpt {
             println!("{test}: kpt exit {} stderr:\n{}", k.code, k.stderr);
         }
-        // keep the temp dir alive until both ran
+        // keep the temp dir alive until both ran; read-only directories
+        // made writable again so it can be removed
+        make_dirs_writable(tmp.path());
         drop(tmp);
         (kpt, ours)
     }
@@ -651,26 +653,8 @@ fn symlink_loop_of_directories_is_skipped() {
 /// `KRMGRAPH_REQUIRE_KPT=1` (CI) saying what is missing.
 #[test]
 fn read_only_file_fails_before_writing() {
-    let as_user = if is_root() {
-        let usable = Command::new("setpriv")
-            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
-            .arg(krmgraph_bin())
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !usable {
-            let why = "running as root (which ignores mode bits), and `setpriv --reuid 65534` \
-                       cannot run krmgraph as nobody (is util-linux's setpriv installed, and can \
-                       uid 65534 read and run the krmgraph binary?)";
-            if std::env::var("KRMGRAPH_REQUIRE_KPT").as_deref() == Ok("1") {
-                panic!("read_only_file_fails_before_writing: KRMGRAPH_REQUIRE_KPT=1 but {why}");
-            }
-            eprintln!("skipping read_only_file_fails_before_writing: {why}");
-            return;
-        }
-        Some(65534)
-    } else {
-        None
+    let Some(runner) = permission_runner("read_only_file_fails_before_writing") else {
+        return;
     };
     let build = |pkg: &Path| {
         base_tree(pkg, "");
@@ -679,10 +663,6 @@ fn read_only_file_fails_before_writing() {
         open_up(pkg);
         std::fs::set_permissions(pkg.join("m.yaml"), std::fs::Permissions::from_mode(0o444))
             .unwrap();
-    };
-    let runner = Runner {
-        env: vec![],
-        as_user,
     };
     let (kpt, ours) = runner.both("read_only_file_fails_before_writing", &build, &[]);
     assert_eq!(
@@ -711,6 +691,249 @@ fn read_only_file_fails_before_writing() {
     }
 }
 
+/// The runner for a permission test: as root (which ignores mode bits)
+/// both tools run as `nobody` through setpriv. `None` (the test skips)
+/// when that is impossible; under `KRMGRAPH_REQUIRE_KPT=1` (CI) the test
+/// fails instead, saying what is missing.
+fn permission_runner(test: &str) -> Option<Runner> {
+    if !is_root() {
+        return Some(Runner::default());
+    }
+    let usable = Command::new("setpriv")
+        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .arg(krmgraph_bin())
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !usable {
+        let why = "running as root (which ignores mode bits), and `setpriv --reuid 65534` \
+                   cannot run krmgraph as nobody (is util-linux's setpriv installed, and can \
+                   uid 65534 read and run the krmgraph binary?)";
+        if std::env::var("KRMGRAPH_REQUIRE_KPT").as_deref() == Ok("1") {
+            panic!("{test}: KRMGRAPH_REQUIRE_KPT=1 but {why}");
+        }
+        eprintln!("skipping {test}: {why}");
+        return None;
+    }
+    Some(Runner {
+        env: vec![],
+        as_user: Some(65534),
+    })
+}
+
+/// An exec function (a shell script, so `nobody` can run it; the Python
+/// ones live under root's home) that adds a ConfigMap `new` without a
+/// path: kpt files it as `configmap_new.yaml` in the function's package.
+const GENERATE_NEW: &str = r#"#!/bin/sh
+sed '/^items:$/a\
+- apiVersion: v1\
+  kind: ConfigMap\
+  metadata:\
+    name: new\
+  data:\
+    k: v'
+"#;
+
+/// An exec function that deletes the resource named `old` (items start
+/// with `- ` at column 0 in the ResourceList kpt sends).
+const DELETE_OLD: &str = r#"#!/bin/sh
+awk '
+function flush() { if (chunk != "" && chunk !~ /\n    name: old\n/) printf "%s", chunk; chunk = "" }
+/^[^ -]/ { flush(); initems = ($0 == "items:"); print; next }
+initems && /^- / { flush(); chunk = $0 "\n"; next }
+initems { chunk = chunk $0 "\n"; next }
+{ print }
+END { flush() }'
+"#;
+
+/// `base_tree` with `sub`'s pipeline running `script` (written beside
+/// `pkg`), `sub/b.yaml` as kpt writes it and `a.yaml` rewritten by every
+/// render; everything writable by anyone, then `sub` made read-only.
+fn read_only_subpackage(pkg: &Path, script: Option<&str>) {
+    base_tree(pkg, "");
+    if let Some(script) = script {
+        let fn_path = pkg.parent().unwrap().join("fn.sh");
+        write(&fn_path, script);
+        std::fs::set_permissions(&fn_path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write(
+            &pkg.join("sub/Kptfile"),
+            &kptfile("sub", &exec_pipeline(&fn_path.to_string_lossy())),
+        );
+        write(
+            &pkg.join("sub/b.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata:\n  k: v\n",
+        );
+    }
+    open_up(pkg);
+    std::fs::set_permissions(pkg.join("sub"), std::fs::Permissions::from_mode(0o555)).unwrap();
+}
+
+/// A read-only package directory (`sub`, mode 0555) holding a file the
+/// render rewrites (`sub/b.yaml`), while `a.yaml` in the writable root
+/// package changes too.
+///
+/// INTENDED DIFFERENCE: kpt writes files in place, so it needs no write
+/// permission on the directory: it rewrites both files and exits 0.
+/// krmgraph replaces a file by renaming a temporary file over it, which
+/// needs the directory writable: it checks that before writing anything
+/// and fails naming the file and the directory, the tree untouched
+/// (before, it rewrote `a.yaml` and then failed with `failed to save
+/// resources: Permission denied (os error 13)`).
+#[test]
+fn read_only_directory_of_rewritten_file_fails_before_writing() {
+    let test = "read_only_directory_of_rewritten_file_fails_before_writing";
+    let Some(runner) = permission_runner(test) else {
+        return;
+    };
+    let build = |pkg: &Path| read_only_subpackage(pkg, None);
+    let (kpt, ours) = runner.both(test, &build, &[]);
+    assert_failed_untouched(
+        &ours,
+        &[
+            "error: failed to save resources: replace <ROOT>/pkg/sub/b.yaml: permission denied (",
+            "temporary file in <ROOT>/pkg/sub",
+            "make it writable and render again; nothing was written)",
+        ],
+    );
+    if let Some(kpt) = kpt {
+        assert_eq!(kpt.code, 0, "kpt exit code; stderr:\n{}", kpt.stderr);
+        assert!(
+            kpt.changes.contains(&"changed: pkg/sub/b.yaml".to_string()),
+            "kpt rewrites b.yaml in place: {:?}",
+            kpt.changes
+        );
+    }
+}
+
+/// A read-only package directory where the render must create a file
+/// (`sub/configmap_new.yaml`, from `sub`'s function).
+///
+/// INTENDED DIFFERENCE: kpt fails the same way (`error: failed to save
+/// resources: open <ROOT>/pkg/sub/configmap_new.yaml: permission denied`,
+/// exit 1) but after rewriting other files (`a.yaml`); krmgraph fails
+/// before writing anything, the tree untouched, with kpt's line plus what
+/// to do.
+#[test]
+fn read_only_directory_of_new_file_fails_before_writing() {
+    let test = "read_only_directory_of_new_file_fails_before_writing";
+    let Some(runner) = permission_runner(test) else {
+        return;
+    };
+    let build = |pkg: &Path| read_only_subpackage(pkg, Some(GENERATE_NEW));
+    let (kpt, ours) = runner.both(test, &build, &["--allow-exec"]);
+    let line = "error: failed to save resources: open <ROOT>/pkg/sub/configmap_new.yaml: permission denied";
+    assert_failed_untouched(
+        &ours,
+        &[
+            &format!("{line} ("),
+            "cannot create files in <ROOT>/pkg/sub: make it writable and render again; nothing was written)",
+        ],
+    );
+    if let Some(kpt) = kpt {
+        assert_eq!(kpt.code, 1, "kpt exit code; stderr:\n{}", kpt.stderr);
+        assert!(kpt.stderr.contains(line), "kpt:\n{}", kpt.stderr);
+    }
+}
+
+/// A read-only package directory holding a file the render must delete
+/// (`sub/old.yaml`, whose only resource `sub`'s function deletes).
+///
+/// INTENDED DIFFERENCE: kpt writes every file, then fails to delete
+/// (`error: failed to delete file: unlinkat <ROOT>/pkg/sub/old.yaml:
+/// permission denied`, exit 1), leaving the rewritten files; krmgraph
+/// fails before writing anything, the tree untouched, with kpt's line plus
+/// what to do.
+#[test]
+fn read_only_directory_of_pruned_file_fails_before_writing() {
+    let test = "read_only_directory_of_pruned_file_fails_before_writing";
+    let Some(runner) = permission_runner(test) else {
+        return;
+    };
+    let build = |pkg: &Path| {
+        read_only_subpackage(pkg, Some(DELETE_OLD));
+        std::fs::set_permissions(pkg.join("sub"), std::fs::Permissions::from_mode(0o777)).unwrap();
+        write(&pkg.join("sub/old.yaml"), &configmap("old"));
+        open_up(pkg);
+        std::fs::set_permissions(pkg.join("sub"), std::fs::Permissions::from_mode(0o555)).unwrap();
+    };
+    let (kpt, ours) = runner.both(test, &build, &["--allow-exec"]);
+    let line = "error: failed to delete file: unlinkat <ROOT>/pkg/sub/old.yaml: permission denied";
+    assert_failed_untouched(
+        &ours,
+        &[
+            &format!("{line} ("),
+            "cannot remove files from <ROOT>/pkg/sub: make it writable and render again; nothing was written)",
+        ],
+    );
+    if let Some(kpt) = kpt {
+        assert_eq!(kpt.code, 1, "kpt exit code; stderr:\n{}", kpt.stderr);
+        assert!(kpt.stderr.contains(line), "kpt:\n{}", kpt.stderr);
+    }
+}
+
+/// The rewrite case above with the render cache on, after a render of the
+/// same tree (writable, elsewhere) recorded what to write: the replay is
+/// held to the same checks (it renders instead, or fails the same way) and
+/// leaves the tree untouched.
+#[test]
+fn read_only_directory_fails_before_writing_from_the_cache() {
+    let test = "read_only_directory_fails_before_writing_from_the_cache";
+    let Some(mut runner) = permission_runner(test) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cache = tmp.path().join("cache");
+    std::fs::create_dir(&cache).unwrap();
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+    runner.env = vec![
+        ("KRMGRAPH_NO_CACHE".into(), "0".into()),
+        (
+            "KRMGRAPH_CACHE_DIR".into(),
+            cache.to_string_lossy().to_string(),
+        ),
+    ];
+    let writable = |pkg: &Path| {
+        base_tree(pkg, "");
+        open_up(pkg);
+    };
+    let first = runner.run("krmgraph", &tmp.path().join("first"), &writable, &[]);
+    assert_eq!(first.code, 0, "the first render; stderr:\n{}", first.stderr);
+    assert!(
+        first
+            .changes
+            .contains(&"changed: pkg/sub/b.yaml".to_string()),
+        "the first render rewrites b.yaml: {:?}",
+        first.changes
+    );
+    let log = cache.join("log");
+    runner.env.push((
+        "KRMGRAPH_CACHE_LOG".into(),
+        log.to_string_lossy().to_string(),
+    ));
+    let read_only = |pkg: &Path| read_only_subpackage(pkg, None);
+    let ours = runner.run("krmgraph", &tmp.path().join("second"), &read_only, &[]);
+    println!(
+        "{test}: krmgraph exit {} stderr:\n{}",
+        ours.code, ours.stderr
+    );
+    // the exact record of the whole render is declined (its files cannot
+    // be written): the render replays the tree's steps and fails
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        log.contains("replayed subtree pkg"),
+        "the cache was used: {log:?}"
+    );
+    assert_failed_untouched(
+        &ours,
+        &[
+            "error: failed to save resources: replace <ROOT>/pkg/sub/b.yaml: permission denied (",
+            "nothing was written)",
+        ],
+    );
+    make_dirs_writable(tmp.path());
+}
+
 #[test]
 fn package_path_does_not_exist() {
     let build = |_: &Path| {};
@@ -735,6 +958,26 @@ fn open_up(dir: &Path) {
             open_up(&entry.path());
         } else if meta.is_file() {
             std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o666)).unwrap();
+        }
+    }
+}
+
+/// Gives the owner write permission on every directory under `dir` that
+/// lacks it (errors ignored), so a temporary tree can be removed.
+fn make_dirs_writable(dir: &Path) {
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return;
+    };
+    if !meta.is_dir() {
+        return;
+    }
+    let mode = meta.permissions().mode();
+    if mode & 0o200 == 0 {
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o700));
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            make_dirs_writable(&entry.path());
         }
     }
 }

@@ -13,11 +13,11 @@
 //! the disk: [`render_files`] groups resources by path annotation, sorts
 //! them by index and serializes each file; [`write_files`] checks every
 //! target, then writes each file to a temporary file beside it and renames
-//! it into place (a krmgraph requirement; kyaml writes in place).
+//! them into place, all or nothing (a krmgraph requirement; kyaml writes in
+//! place, one file after the other).
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::byteio::{ByteReader, ByteWriter};
@@ -394,12 +394,27 @@ pub fn render_files(mut nodes: Vec<Node>, options: &WriterOptions) -> Result<Ren
     Ok(files)
 }
 
-/// Writes `files` under `root`: fails before writing anything if `root` is
-/// missing or a target is a directory; creates parent directories; writes
-/// each file to a temporary file in its directory and renames it over the
-/// target (through a symlinked target to the file it points at), keeping
-/// an existing file's permissions.
+/// Writes `files` under `root`, all or nothing ([`fsutil::commit`]): fails
+/// before writing anything if `root` is missing, a target is a directory,
+/// or a file or directory it must write cannot be written; creates parent
+/// directories; writes each file to a temporary file in its directory and
+/// renames it over the target (through a symlinked target to the file it
+/// points at), keeping an existing file's permissions. Files that already
+/// hold their bytes are not touched.
+///
+/// [`fsutil::commit`]: crate::fsutil::commit
 pub fn write_files(root: &Path, files: &RenderedFiles) -> Result<()> {
+    let changes = file_changes(root, files)?;
+    crate::fsutil::commit(&changes).map_err(|e| KyamlError::Package(e.message))
+}
+
+/// The changes [`write_files`] makes, for a caller that has more to
+/// commit with them (files to delete); fails as [`write_files`] does if
+/// `root` is missing or a target is a directory.
+pub fn file_changes<'a>(
+    root: &Path,
+    files: &'a RenderedFiles,
+) -> Result<Vec<crate::fsutil::FileChange<'a>>> {
     if !root.exists() {
         return Err(KyamlError::Package(format!(
             "could not write to {:?}: file does not exist",
@@ -418,68 +433,10 @@ pub fn write_files(root: &Path, files: &RenderedFiles) -> Result<()> {
             )));
         }
     }
-    for (path, content) in files {
-        write_atomically(&root.join(path), content)?;
-    }
-    Ok(())
-}
-
-fn write_atomically(target: &Path, content: &[u8]) -> Result<()> {
-    let target = match fs::symlink_metadata(target) {
-        Ok(m) if m.file_type().is_symlink() => {
-            fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf())
-        }
-        _ => target.to_path_buf(),
-    };
-    // A file that already holds these bytes is left alone: most files of a
-    // render come out as they went in, and rewriting them costs a file
-    // creation and an fsync each (and wakes every watcher of the tree).
-    if fs::read(&target).is_ok_and(|old| old == content) {
-        return Ok(());
-    }
-    let dir = target.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let existing = fs::metadata(&target).ok().map(|m| m.permissions());
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let (tmp, mut file) = create_temp(dir, &name)?;
-    let result = (|| {
-        file.write_all(content)?;
-        file.sync_all()?;
-        if let Some(perms) = existing {
-            fs::set_permissions(&tmp, perms)?;
-        }
-        fs::rename(&tmp, &target)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    Ok(result?)
-}
-
-fn create_temp(dir: &Path, name: &str) -> Result<(PathBuf, fs::File)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let pid = std::process::id();
-    for n in 0..1000 {
-        let tmp = dir.join(format!(".{name}.krmgraph-{pid}-{n}.tmp"));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o666)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(std::io::Error::new(
-        std::io::ErrorKind::AlreadyExists,
-        "no free temporary file name",
-    )
-    .into())
+    Ok(files
+        .iter()
+        .map(|(path, content)| crate::fsutil::FileChange::Write(root.join(path), content))
+        .collect())
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! The end of a render: paths made root-relative, attribution, and the
-//! output — files written in place (then files whose resources are gone are
-//! deleted), a ResourceList or plain YAML on stdout, or a new directory —
-//! and `results.yaml`. Every byte is computed before anything is written.
+//! output — files written in place and files whose resources are gone
+//! deleted, all or nothing ([`fsutil::commit`]), a ResourceList or plain
+//! YAML on stdout, or a new directory — and `results.yaml`. Every byte is
+//! computed, and every write and deletion checked, before anything is
+//! written.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -10,6 +12,7 @@ use super::hydrate::Hydrator;
 use super::{Output, RenderError, RenderOptions};
 use crate::fnruntime::results::result_list_node;
 use crate::fnruntime::RunContext;
+use crate::fsutil::{self, FileChange};
 use crate::kptfile::validate::clean_path;
 use crate::krm;
 use crate::kyaml::{byteio, kioutil, pkgio, rnode};
@@ -40,6 +43,7 @@ pub(crate) fn write_output(
 ) -> Result<Vec<u8>, RenderError> {
     write_output_unclassified(resources, output, root_dir, input_files).map_err(|e| {
         let message = match e {
+            RenderError::Delete(m) => return RenderError::Delete(m),
             RenderError::Message(m) => m,
             other => other.to_string(),
         };
@@ -65,11 +69,20 @@ fn write_output_unclassified(
             let files = pkgio::render_files(resources, &writer_options(root_dir))
                 .map_err(|e| RenderError::Message(e.to_string()))?;
             check_writable(root_dir, files.keys())?;
-            pkgio::write_files(root_dir, &files)
+            let mut changes = pkgio::file_changes(root_dir, &files)
                 .map_err(|e| RenderError::Message(e.to_string()))?;
-            for stale in input_files.difference(&output_files) {
-                remove_all(&root_dir.join(stale))?;
-            }
+            changes.extend(
+                input_files
+                    .difference(&output_files)
+                    .map(|stale| FileChange::Remove(root_dir.join(stale))),
+            );
+            fsutil::commit(&changes).map_err(|e| {
+                if e.removing {
+                    RenderError::Delete(e.message)
+                } else {
+                    RenderError::Message(e.message)
+                }
+            })?;
             Ok(Vec::new())
         }
         Output::Stdout => wrapped(resources),
@@ -104,26 +117,21 @@ fn write_output_unclassified(
     }
 }
 
-/// Fails, naming the file, if an existing file the render would rewrite
-/// cannot be opened for writing. kpt finds this out mid-write (leaving a
-/// half-rendered package); krmgraph checks every target before it writes
-/// any, and renaming a temp file over a read-only file would otherwise
-/// silently succeed.
+/// Fails, naming the file, if an existing file the render writes cannot
+/// be opened for writing — also one whose bytes do not change, which
+/// krmgraph leaves alone but kpt rewrites (and fails on). kpt finds this
+/// out mid-write (leaving a half-rendered package); krmgraph checks every
+/// target before it writes any ([`fsutil::commit`] then checks the
+/// directories), and renaming a temp file over a read-only file would
+/// otherwise silently succeed.
 fn check_writable<'a>(
     root: &Path,
     paths: impl Iterator<Item = &'a String>,
 ) -> Result<(), RenderError> {
     for path in paths {
         let full = root.join(path);
-        if !full.exists() {
-            continue;
-        }
-        if let Err(e) = std::fs::OpenOptions::new().write(true).open(&full) {
-            return Err(RenderError::Message(format!(
-                "open {}: {}",
-                full.display(),
-                crate::fnruntime::exec::go_errno_text(&e)
-            )));
+        if full.exists() {
+            fsutil::check_file_writable(&full).map_err(|e| RenderError::Message(e.message))?;
         }
     }
     Ok(())
@@ -210,21 +218,6 @@ fn attribute(resources: &mut [Node]) {
         };
         krm::set_annotation(r, CNRM_ANNOTATION, &value);
     }
-}
-
-fn remove_all(path: &Path) -> Result<(), RenderError> {
-    let result = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
-        Ok(_) => std::fs::remove_file(path),
-        Err(_) => Ok(()),
-    };
-    result.map_err(|e| {
-        RenderError::Message(format!(
-            "{}: {}",
-            path.display(),
-            crate::fnruntime::exec::go_errno_text(&e)
-        ))
-    })
 }
 
 /// Writes `results.yaml` into `results_dir` (`--results-dir`), if set.

@@ -107,9 +107,14 @@ pub enum RenderError {
     /// files).
     #[error(transparent)]
     Read(#[from] crate::kyaml::KyamlError),
-    /// Writing the rendered files in place failed; nothing was written.
+    /// Writing the rendered files in place failed; nothing was written
+    /// unless the message says otherwise.
     #[error("failed to save resources: {0}")]
     Save(String),
+    /// Deleting a file whose resources are gone failed (kpt's wording);
+    /// nothing was written unless the message says otherwise.
+    #[error("failed to delete file: {0}")]
+    Delete(String),
     /// Writing `-o stdout|unwrap|DIR` output failed.
     #[error("{0}")]
     Output(String),
@@ -169,7 +174,10 @@ impl RenderError {
     /// Whether kpt reports the error from its command layer, as
     /// `error: <message>` (write failures after a successful hydration).
     pub fn printed_lowercase(&self) -> bool {
-        matches!(self, RenderError::Save(_) | RenderError::Output(_))
+        matches!(
+            self,
+            RenderError::Save(_) | RenderError::Delete(_) | RenderError::Output(_)
+        )
     }
 
     /// Whether kpt prints the message bare, without `Error: ` (Kptfile

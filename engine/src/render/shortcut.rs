@@ -446,32 +446,33 @@ pub fn record(
     Ok(true)
 }
 
-/// Whether every existing file `changes` would rewrite can be opened for
-/// writing (as a render checks before it writes). When not, the caller
-/// renders instead of replaying, so the failure is reported as a render
-/// reports it.
+/// Whether `changes` can be applied under `root` as a render would write
+/// them: every existing file it rewrites can be opened for writing and
+/// every directory it writes in or deletes from is writable
+/// ([`fsutil::check`]). When not, the caller renders instead of
+/// replaying, so the failure is reported as a render reports it.
+///
+/// [`fsutil::check`]: crate::fsutil::check
 pub fn can_apply(root: &Path, changes: &[Change]) -> bool {
-    changes.iter().all(|change| match change {
-        Change::Write(path, _) => {
-            let full = root.join(path);
-            !full.exists() || std::fs::OpenOptions::new().write(true).open(&full).is_ok()
-        }
-        Change::Delete(_) => true,
-    })
+    crate::fsutil::check(&file_changes(root, changes)).is_ok()
 }
 
-/// Applies an exact record's changes under `root`, each file atomically.
-pub fn apply(root: &Path, changes: &[Change]) -> std::io::Result<()> {
-    for change in changes {
-        match change {
-            Change::Write(path, bytes) => crate::fsutil::write_atomic(&root.join(path), bytes)?,
-            Change::Delete(path) => match std::fs::remove_file(root.join(path)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-                _ => {}
-            },
-        }
-    }
-    Ok(())
+/// Applies an exact record's changes under `root`, all or nothing as a
+/// render writes ([`fsutil::commit`]).
+///
+/// [`fsutil::commit`]: crate::fsutil::commit
+pub fn apply(root: &Path, changes: &[Change]) -> Result<(), crate::fsutil::CommitError> {
+    crate::fsutil::commit(&file_changes(root, changes))
+}
+
+fn file_changes<'a>(root: &Path, changes: &'a [Change]) -> Vec<crate::fsutil::FileChange<'a>> {
+    changes
+        .iter()
+        .map(|change| match change {
+            Change::Write(path, bytes) => crate::fsutil::FileChange::Write(root.join(path), bytes),
+            Change::Delete(path) => crate::fsutil::FileChange::Remove(root.join(path)),
+        })
+        .collect()
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
