@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::kptfile::validate::{clean_path, ConfigFileError};
 use crate::kptfile::{self, Kptfile, KptfileError, KPTFILE_NAME};
 
 /// A package being rendered: its absolute directory, the name kpt prints
@@ -106,12 +107,30 @@ fn walk_for_subpackages(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), Pack
     Ok(())
 }
 
+/// Where in a user's file an error is, for a source snippet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourcePosition {
+    /// The file.
+    pub path: PathBuf,
+    /// 0-based line.
+    pub line: usize,
+    /// 0-based column (in characters).
+    pub column: usize,
+}
+
 /// kpt's `GetValidatedFnConfigFromPath` check at load time: the file at
 /// `config_path` (relative to `dir`) must exist and hold exactly one KRM
-/// resource. Returns kpt's reason text otherwise.
-pub fn check_function_config(dir: &Path, config_path: &str) -> Result<(), String> {
+/// resource. Returns kpt's reason text otherwise, and where a YAML syntax
+/// error is.
+pub fn check_function_config(dir: &Path, config_path: &str) -> Result<(), ConfigFileError> {
+    let reason = |reason: String| ConfigFileError {
+        reason,
+        position: None,
+    };
     let Ok(bytes) = std::fs::read(dir.join(config_path)) else {
-        return Err("functionConfig must exist in the current package".to_string());
+        return Err(reason(
+            "functionConfig must exist in the current package".to_string(),
+        ));
     };
     let nodes = crate::kyaml::byteio::ByteReader {
         preserve_seq_indent: true,
@@ -119,23 +138,37 @@ pub fn check_function_config(dir: &Path, config_path: &str) -> Result<(), String
         ..Default::default()
     }
     .read(&bytes)
-    .map_err(|e| {
-        format!(
+    .map_err(|e| ConfigFileError {
+        reason: format!(
             "failed to read functionConfig {}: {e}",
             crate::gostr::quote(config_path)
-        )
+        ),
+        position: match e {
+            crate::kyaml::KyamlError::MalformedYaml { mark, .. } => Some(SourcePosition {
+                path: dir.join(clean_path(config_path)),
+                line: mark.0,
+                column: mark.1,
+            }),
+            _ => None,
+        },
     })?
     .nodes;
     if nodes.len() > 1 {
-        return Err(format!(
+        return Err(reason(format!(
             "functionConfig {} must not contain more than one config, got {}",
             crate::gostr::quote(config_path),
             nodes.len()
-        ));
+        )));
     }
     let Some(node) = nodes.first() else {
-        return Err("functionConfig must exist in the current package".to_string());
+        return Err(reason(
+            "functionConfig must exist in the current package".to_string(),
+        ));
     };
-    crate::krm::check_krm(node)
-        .map_err(|e| format!("functionConfig {}: {e}", crate::gostr::quote(config_path)))
+    crate::krm::check_krm(node).map_err(|e| {
+        reason(format!(
+            "functionConfig {}: {e}",
+            crate::gostr::quote(config_path)
+        ))
+    })
 }

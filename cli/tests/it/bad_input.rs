@@ -374,8 +374,7 @@ const MALFORMED_CASES: &[(&str, &str, &str, &[&str])] = &[
         &["<ROOT>/pkg/plain/deeper/bad.yaml:6:6"],
     ),
     // kpt: Kptfile is invalid: ... Reason: failed to read functionConfig
-    // "fns/config.yaml": MalformedYAMLError: yaml: line 5: ... (no column:
-    // krmgraph prints kpt's text and no snippet for this one)
+    // "fns/config.yaml": MalformedYAMLError: yaml: line 5: ...
     (
         "configPath functionConfig",
         "fns/config.yaml",
@@ -383,6 +382,7 @@ const MALFORMED_CASES: &[(&str, &str, &str, &[&str])] = &[
         &[
             "`pipeline.mutators[0].configPath`",
             "\"fns/config.yaml\": MalformedYAMLError",
+            "<ROOT>/pkg/fns/config.yaml:6:6",
         ],
     ),
 ];

@@ -9,6 +9,7 @@ use regex::Regex;
 
 use super::decode::go_quote;
 use super::{Function, Kptfile};
+use crate::package::SourcePosition;
 
 /// A rule a Kptfile breaks, printed as kpt prints its `ValidateError`.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -20,11 +21,24 @@ pub struct ValidateError {
     pub value: Option<String>,
     /// What is wrong.
     pub reason: String,
+    /// Where a YAML syntax error in a `configPath` file is (not printed;
+    /// for a source snippet after kpt's text).
+    pub position: Option<SourcePosition>,
+}
+
+/// Why a `configPath` file is not a usable functionConfig.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigFileError {
+    /// kpt's reason text.
+    pub reason: String,
+    /// Where a YAML syntax error in the file is.
+    pub position: Option<SourcePosition>,
 }
 
 /// Checks that a `configPath` file exists and holds one KRM resource;
-/// returns kpt's reason text when it does not.
-pub type ConfigFileCheck<'a> = dyn Fn(&str) -> Result<(), String> + 'a;
+/// returns kpt's reason text (and a syntax error's position) when it does
+/// not.
+pub type ConfigFileCheck<'a> = dyn Fn(&str) -> Result<(), ConfigFileError> + 'a;
 
 /// Validates the pipeline of `kptfile`, reading `configPath` files through
 /// `check_config_file`.
@@ -53,6 +67,7 @@ fn validate_function(
         field,
         value: value.map(str::to_string),
         reason: reason.to_string(),
+        position: None,
     };
     if f.image.is_empty() && f.exec.is_empty() {
         return Err(error(
@@ -85,7 +100,10 @@ fn validate_function(
         let value = Some(f.config_path.as_str());
         check_config_path_syntax(&f.config_path)
             .map_err(|r| error(path_field.clone(), value, r))?;
-        check_config_file(&f.config_path).map_err(|r| error(path_field, value, &r))?;
+        check_config_file(&f.config_path).map_err(|e| ValidateError {
+            position: e.position,
+            ..error(path_field, value, &e.reason)
+        })?;
     }
     Ok(())
 }
@@ -175,6 +193,7 @@ mod tests {
             field: "pipeline.mutators[0].configPath".into(),
             value: Some("/some/root/labelconfig.yaml".into()),
             reason: "path must be relative".into(),
+            position: None,
         };
         assert_eq!(
             e.to_string(),

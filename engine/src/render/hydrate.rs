@@ -622,6 +622,7 @@ fn validate_config_paths(pkg: &Package) -> Result<(), RenderError> {
                     field: format!("pipeline.{kind}[{i}].configPath"),
                     value: Some(f.config_path.clone()),
                     reason: "functionConfig must exist in the current package".into(),
+                    position: None,
                 })
                 .into());
             }

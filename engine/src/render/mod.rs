@@ -22,6 +22,7 @@ mod hydrate;
 pub mod shortcut;
 pub mod stepcache;
 
+pub use crate::package::SourcePosition;
 pub use bfs::{Order, BFS_ANNOTATION};
 pub use stepcache::RenderCache;
 
@@ -123,17 +124,6 @@ pub enum RenderError {
     Message(String),
 }
 
-/// Where in a user's file an error is, for a source snippet.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SourcePosition {
-    /// The file.
-    pub path: PathBuf,
-    /// 0-based line.
-    pub line: usize,
-    /// 0-based column (in characters).
-    pub column: usize,
-}
-
 impl RenderError {
     /// Whether the failure was already printed in full (a function's
     /// non-zero exit), so no `Error:` line should follow.
@@ -143,6 +133,7 @@ impl RenderError {
 
     /// The file and position a syntax error points at, if any.
     pub fn source_position(&self) -> Option<SourcePosition> {
+        use crate::kptfile::validate::ValidateError;
         use crate::kyaml::KyamlError;
         match self {
             RenderError::Kptfile(KptfileError::Unreadable {
@@ -159,6 +150,14 @@ impl RenderError {
                 line: *line,
                 column: *column,
             }),
+            RenderError::Kptfile(KptfileError::Invalid(ValidateError {
+                position: Some(position),
+                ..
+            }))
+            | RenderError::Package(PackageError::Kptfile(KptfileError::Invalid(ValidateError {
+                position: Some(position),
+                ..
+            }))) => Some(position.clone()),
             RenderError::Read(KyamlError::File { path, source }) => match source.as_ref() {
                 KyamlError::MalformedYaml { mark, .. } => Some(SourcePosition {
                     path: PathBuf::from(path),
