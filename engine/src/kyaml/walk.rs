@@ -138,6 +138,9 @@ impl<'v, V: Visitor> Walker<'v, V> {
         let Some(mut dest) = dest else {
             return Ok(false);
         };
+        if let Dest::Shared(dest) = dest {
+            return self.walk_shared_map(dest, origin, schema);
+        }
         for key in field_names(dest.node(), origin.as_deref()) {
             if self.visit_keys_as_scalars {
                 self.visitor.visit_scalar(
@@ -161,6 +164,48 @@ impl<'v, V: Visitor> Walker<'v, V> {
                     rnode::clear_field(dest, &key)?;
                 }
             }
+        }
+        Ok(true)
+    }
+
+    /// [`walk_map`](Walker::walk_map) of a borrowed destination, which the
+    /// walk never edits: the fields are paired once by position instead of
+    /// being looked up by name on each side for every step.
+    fn walk_shared_map(
+        &self,
+        dest: &Node,
+        mut origin: Option<&mut Node>,
+        schema: Option<SchemaRef>,
+    ) -> Result<bool> {
+        for field in paired_fields(dest, origin.as_deref()) {
+            let dest_kv = field.dest.map(|i| &y_node(dest).content[i..i + 2]);
+            if self.visit_keys_as_scalars {
+                let origin_key = match (field.origin, origin.as_deref_mut()) {
+                    (Some(i), Some(o)) => Some(&mut y_node_mut(o).content[i]),
+                    _ => None,
+                };
+                self.visitor.visit_scalar(
+                    dest_kv
+                        .map(|kv| &kv[0])
+                        .filter(|k| !is_missing_or_null(Some(k))),
+                    origin_key.filter(|k| !is_missing_or_null(Some(k))),
+                )?;
+            }
+            let origin_kv = match (field.origin, origin.as_deref()) {
+                (Some(i), Some(o)) => Some(&y_node(o).content[i..i + 2]),
+                _ => None,
+            };
+            let mut child = schema.as_ref().and_then(|s| s.field(&field.name));
+            if let Some(s) = [dest_kv, origin_kv].into_iter().flatten().find_map(|kv| {
+                openapi::comment_schema(&kv[1]).or_else(|| openapi::comment_schema(&kv[0]))
+            }) {
+                child = Some(s);
+            }
+            let origin_value = match (field.origin, origin.as_deref_mut()) {
+                (Some(i), Some(o)) => Some(&mut y_node_mut(o).content[i + 1]),
+                _ => None,
+            };
+            self.walk(dest_kv.map(|kv| Dest::Shared(&kv[1])), origin_value, child)?;
         }
         Ok(true)
     }
@@ -375,6 +420,77 @@ fn check_sources(dest: Option<&Node>, origin: Option<&Node>, kind: Kind) -> Resu
 }
 
 /// `Walker.fieldNames`: the sorted union of both sides' field names.
+/// A field of [`walk_shared_map`](Walker::walk_shared_map): its name and
+/// the index of its key in each side's mapping (the first key of that name,
+/// as lookups by name find it).
+struct PairedField<'a> {
+    name: std::borrow::Cow<'a, str>,
+    dest: Option<usize>,
+    origin: Option<usize>,
+}
+
+/// [`field_names`] with each name's key index on each side.
+fn paired_fields<'a>(dest: &'a Node, origin: Option<&Node>) -> Vec<PairedField<'a>> {
+    let dest_keys = first_keys(dest);
+    let origin_keys = origin.map(first_keys).unwrap_or_default();
+    let mut fields = Vec::with_capacity(dest_keys.len().max(origin_keys.len()));
+    let (mut d, mut o) = (
+        dest_keys.into_iter().peekable(),
+        origin_keys.into_iter().peekable(),
+    );
+    loop {
+        let field = match (d.peek(), o.peek()) {
+            (None, None) => break,
+            (Some(&(dn, di)), Some(&(on, oi))) if dn == on => {
+                d.next();
+                o.next();
+                PairedField {
+                    name: dn.into(),
+                    dest: Some(di),
+                    origin: Some(oi),
+                }
+            }
+            (Some(&(dn, di)), on) if on.is_none_or(|&(on, _)| dn < on) => {
+                d.next();
+                PairedField {
+                    name: dn.into(),
+                    dest: Some(di),
+                    origin: None,
+                }
+            }
+            (_, Some(&(on, oi))) => {
+                o.next();
+                PairedField {
+                    name: on.to_string().into(),
+                    dest: None,
+                    origin: Some(oi),
+                }
+            }
+            (Some(_), None) => unreachable!("handled above"),
+        };
+        fields.push(field);
+    }
+    fields
+}
+
+/// Each distinct key name of a mapping with the index of its first key,
+/// sorted by name; none for anything else (where `rnode::fields` fails or
+/// finds nothing).
+fn first_keys(node: &Node) -> Vec<(&str, usize)> {
+    let root = y_node(node);
+    if root.kind != Kind::Mapping || root.content.len() % 2 != 0 {
+        return Vec::new();
+    }
+    let mut keys: Vec<(&str, usize)> = (0..root.content.len() / 2)
+        .map(|i| (root.content[2 * i].value.as_str(), 2 * i))
+        .collect();
+    // Sorted by name, then index, so the first of equal names is the
+    // first key.
+    keys.sort_unstable();
+    keys.dedup_by(|later, first| later.0 == first.0);
+    keys
+}
+
 fn field_names(dest: &Node, origin: Option<&Node>) -> Vec<String> {
     let mut names: Vec<String> = [Some(dest), origin]
         .into_iter()
