@@ -331,11 +331,17 @@ impl FunctionRunner {
             ConfigSource::Input(i) => input.get(*i).cloned(),
             ConfigSource::Node(node) => Some(node.clone()),
         };
-        if let Some(output) = self.run_direct(input, function_config.as_ref()) {
-            let output = self.restore(input, output, function_config.as_ref())?;
+        if let Some(direct) = self.run_direct(input, function_config.as_ref()) {
+            record.stderr = String::from_utf8_lossy(&direct.stderr).into_owned();
+            if let Some(results) = &direct.results {
+                record.results = parse_results(results);
+            }
+            let output = self.restore(input, direct.items, function_config.as_ref())?;
             if builtin::direct::checking() {
-                let bytes = self.filter_bytes(input, function_config.as_ref(), record, output_use);
-                builtin::direct::check(&self.name, &output, record, bytes);
+                let mut on_bytes = self.new_result();
+                let bytes =
+                    self.filter_bytes(input, function_config.as_ref(), &mut on_bytes, output_use);
+                builtin::direct::check(&self.name, &output, record, &on_bytes, bytes);
             }
             return Ok(output);
         }
@@ -382,9 +388,13 @@ impl FunctionRunner {
         self.default_paths(output, function_config)
     }
 
-    /// A built-in's output on nodes ([`builtin::direct`]), when it has that
-    /// form and answers; it succeeded, with no stderr and no results.
-    fn run_direct(&self, input: &[Node], function_config: Option<&Node>) -> Option<Vec<Node>> {
+    /// A built-in's successful output on nodes ([`builtin::direct`]), when
+    /// it has that form and answers.
+    fn run_direct(
+        &self,
+        input: &[Node],
+        function_config: Option<&Node>,
+    ) -> Option<builtin::direct::Output> {
         let FunctionKind::Image(image) = &self.kind else {
             return None;
         };

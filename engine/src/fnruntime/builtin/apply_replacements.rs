@@ -19,7 +19,8 @@
 //!   not implemented.)
 
 use super::apply_setters::report;
-use super::{framework, Builtin};
+use super::framework::{self, Outcome, ResourceList};
+use super::Builtin;
 use crate::fnruntime::exec::ProcessOutput;
 use crate::kyaml::{node_to_string, rnode};
 use crate::yaml::{Kind, Node};
@@ -70,10 +71,10 @@ pub enum Generation {
 }
 
 fn run_version(input: &[u8], generation: Generation) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return framework::failure(&e),
-    };
+    framework::run_bytes(input, framework::failure, |list| run_list(list, generation))
+}
+
+fn run_list(mut list: ResourceList, generation: Generation) -> Outcome {
     let replacements = match decode(list.function_config.as_ref()) {
         Ok(r) => r,
         Err(e) => {

@@ -19,7 +19,8 @@
 pub mod report;
 pub mod setters;
 
-use super::{framework, Builtin};
+use super::framework::{self, Outcome, ResourceList};
+use super::{direct, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::gostr::quote;
 use crate::yaml::{Kind, Node, Style};
@@ -34,15 +35,20 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &["ConfigMap"],
     run,
-    direct: None,
+    direct: Some(run_direct),
 }];
 
 /// Runs the function.
 pub fn run(input: &[u8]) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return framework::failure(&e),
-    };
+    framework::run_bytes(input, framework::failure, run_list)
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, run_list)
+}
+
+fn run_list(mut list: ResourceList) -> Outcome {
     let mut apply = ApplySetters {
         setters: setters::data_map(list.function_config.as_ref()),
         ..ApplySetters::default()

@@ -15,7 +15,8 @@
 
 use super::apply_setters::report::{self, Item};
 use super::apply_setters::setters::{self, Visitor, SETTER_COMMENT};
-use super::{framework, Builtin};
+use super::framework::{self, Outcome, ResourceList};
+use super::{direct, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::gostr::quote;
 use crate::yaml::{Kind, Node, Style};
@@ -28,15 +29,20 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &["ConfigMap"],
     run,
-    direct: None,
+    direct: Some(run_direct),
 }];
 
 /// Runs the function.
 pub fn run(input: &[u8]) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return framework::failure(&e),
-    };
+    framework::run_bytes(input, framework::failure, run_list)
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, run_list)
+}
+
+fn run_list(mut list: ResourceList) -> Outcome {
     let mut create = CreateSetters::decode(list.function_config.as_ref());
     match create.filter(&mut list.items) {
         Ok(()) => report::kyaml_success(list, &create.results),

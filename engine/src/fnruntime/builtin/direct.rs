@@ -29,9 +29,20 @@ use crate::kyaml::rnode;
 use crate::yaml::{reparse, Node};
 
 /// A built-in on nodes: the input items (kpt's nodes, ids set) and the
-/// functionConfig in, the output items as kpt would read them back out;
+/// functionConfig in, its successful output as kpt would read it back out;
 /// `None` to run the built-in on the bytes instead.
-pub type DirectFn = fn(items: &[Node], config: Option<&Node>) -> Option<Vec<Node>>;
+pub type DirectFn = fn(items: &[Node], config: Option<&Node>) -> Option<Output>;
+
+/// A successful run of a built-in on nodes.
+#[derive(Debug, Default)]
+pub struct Output {
+    /// The output items, as kpt reads them back.
+    pub items: Vec<Node>,
+    /// Its `results`, as kpt reads them back.
+    pub results: Option<Node>,
+    /// What it printed on stderr.
+    pub stderr: Vec<u8>,
+}
 
 /// A copy of `node` as a function parses it from kpt's ResourceList: the
 /// resource root, cleaned as kpt's writer cleans it, restyled as the text
@@ -51,6 +62,19 @@ pub fn as_read_keeping_comments(node: &Node) -> Option<Node> {
     reparse::restyle_keeping_comments(&mut copy).then_some(copy)
 }
 
+/// A node other than an item (a `results` list) as kpt reads it back:
+/// restyled, comments aside (only its values are read).
+pub fn as_parsed(mut node: Node) -> Option<Node> {
+    reparse::restyle(&mut node).then_some(node)
+}
+
+/// [`as_written`] with the comments in place: `None` where the
+/// round trip would move them.
+pub fn as_written_keeping_comments(mut node: Node) -> Option<Node> {
+    rnode::clear_empty_annotations(&mut node).ok()?;
+    reparse::restyle_keeping_comments(&mut node).then_some(node)
+}
+
 /// A function's output item as kpt reads it back from the function's
 /// ResourceList: cleaned as the function's writer cleans it, restyled as
 /// the text would parse. `None` where the model declines.
@@ -67,17 +91,25 @@ pub fn checking() -> bool {
 }
 
 /// Panics, naming the function and both outputs, unless the run on the
-/// bytes (`bytes`, which filled `record`) succeeded with no stderr and no
-/// results and gave `direct` (source positions aside). A check for tests
-/// and CI: a difference is a bug in a model, never a user error.
-pub fn check(name: &str, direct: &[Node], record: &FnResult, bytes: Result<Vec<Node>, FnError>) {
+/// bytes (`bytes`, which filled `on_bytes`) succeeded with the stderr and
+/// results of the run on nodes (`on_nodes`) and gave `direct` (source
+/// positions aside). A check for tests and CI: a difference is a bug in a
+/// model, never a user error.
+pub fn check(
+    name: &str,
+    direct: &[Node],
+    on_nodes: &FnResult,
+    on_bytes: &FnResult,
+    bytes: Result<Vec<Node>, FnError>,
+) {
     let bytes = match bytes {
         Ok(nodes) => nodes,
         Err(e) => panic!("KRMGRAPH_CHECK_DIRECT: {name}: on nodes it succeeded, on bytes: {e}"),
     };
     assert!(
-        record.stderr.is_empty() && record.results.is_empty(),
-        "KRMGRAPH_CHECK_DIRECT: {name}: on bytes it reported {record:?}"
+        on_nodes.stderr == on_bytes.stderr
+            && format!("{:?}", on_nodes.results) == format!("{:?}", on_bytes.results),
+        "KRMGRAPH_CHECK_DIRECT: {name}: on nodes it reported {on_nodes:?}, on bytes {on_bytes:?}"
     );
     let same = direct.len() == bytes.len()
         && direct

@@ -25,10 +25,11 @@
 pub mod nameref;
 
 use super::apply_setters::report;
+use super::framework::{self, Outcome, ResourceList};
 use super::set_annotations::FieldSpec;
 use super::set_namespace::depends_on::{self, ObjectRef};
 use super::set_namespace::scope;
-use super::{framework, Builtin};
+use super::{direct, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::kyaml::{kioutil, rnode};
 use crate::yaml::{Kind, Node};
@@ -42,7 +43,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &["ConfigMap", "EnsureNameSubstring"],
     run,
-    direct: None,
+    direct: Some(run_direct),
 }];
 
 /// The kinds that are never renamed.
@@ -171,16 +172,21 @@ fn additional_fields(config: &Node) -> Vec<FieldSpec> {
 
 /// Runs the function.
 pub fn run(input: &[u8]) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return framework::failure(&e),
-    };
+    framework::run_bytes(input, framework::failure, run_list)
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, run_list)
+}
+
+fn run_list(mut list: ResourceList) -> Outcome {
     let config = match Config::decode(list.function_config.as_ref()) {
         Ok(c) => c,
         Err(e) => return report::kyaml_failure(list, &e),
     };
     transform(&mut list.items, &config);
-    framework::success(&list)
+    Outcome::success(list)
 }
 
 /// Applies the function to `items`.

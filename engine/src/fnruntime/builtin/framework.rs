@@ -6,6 +6,7 @@
 //! kyaml's framework does: `[error] : <message>` on stderr, one error
 //! result, exit code 1.
 
+use super::direct;
 use crate::fnruntime::exec::ProcessOutput;
 use crate::kyaml::byteio::{ByteReader, ByteWriter, RESOURCE_LIST_API_VERSION, RESOURCE_LIST_KIND};
 use crate::yaml::Node;
@@ -69,6 +70,120 @@ pub fn failure(message: &str) -> ProcessOutput {
         stderr: format!("[error] : {message}\n").into_bytes(),
         exit_code: Some(1),
     }
+}
+
+/// How a run of a kyaml-based function ends.
+pub enum Outcome {
+    /// It writes `list` (its items and results) to stdout, with `stderr`
+    /// and `exit_code`. If writing fails, `unwritable` says what the
+    /// process does instead (`None`: it prints nothing on stdout, the same
+    /// stderr and exit code).
+    Wrote {
+        /// The list written.
+        list: ResourceList,
+        /// What it prints on stderr.
+        stderr: Vec<u8>,
+        /// Its exit code.
+        exit_code: i32,
+        /// How it fails when the list cannot be written.
+        unwritable: Option<fn(&str) -> ProcessOutput>,
+    },
+    /// Any other ending (input it could not read, ...), as the process ends.
+    Process(ProcessOutput),
+}
+
+impl Outcome {
+    /// Success: `list` written, nothing on stderr.
+    pub fn success(list: ResourceList) -> Outcome {
+        Outcome::Wrote {
+            list,
+            stderr: Vec::new(),
+            exit_code: 0,
+            unwritable: Some(failure),
+        }
+    }
+
+    /// What the process prints and returns.
+    pub fn into_process(self) -> ProcessOutput {
+        match self {
+            Outcome::Process(output) => output,
+            Outcome::Wrote {
+                list,
+                stderr,
+                exit_code,
+                unwritable,
+            } => match (write(&list), unwritable) {
+                (Ok(stdout), _) => ProcessOutput {
+                    stdout,
+                    stderr,
+                    exit_code: Some(exit_code),
+                },
+                (Err(e), Some(unwritable)) => unwritable(&e),
+                (Err(_), None) => ProcessOutput {
+                    stdout: Vec::new(),
+                    stderr,
+                    exit_code: Some(exit_code),
+                },
+            },
+        }
+    }
+}
+
+/// Runs `f` on the ResourceList in `input`, as the function's process
+/// does; `unreadable` is how it reports input it cannot read.
+pub fn run_bytes(
+    input: &[u8],
+    unreadable: fn(&str) -> ProcessOutput,
+    f: impl FnOnce(ResourceList) -> Outcome,
+) -> ProcessOutput {
+    match read(input) {
+        Ok(list) => f(list).into_process(),
+        Err(e) => unreadable(&e),
+    }
+}
+
+/// Runs `f` on nodes ([`super::direct`]): the items and functionConfig as
+/// the function would parse them from kpt's ResourceList, and, when it
+/// succeeds, its items and results as kpt would read them back. `None`
+/// where a model declines or the function fails: the run on the bytes
+/// then gives the exact output.
+pub fn run_nodes(
+    items: &[Node],
+    config: Option<&Node>,
+    f: impl FnOnce(ResourceList) -> Outcome,
+) -> Option<direct::Output> {
+    let list = ResourceList {
+        items: items
+            .iter()
+            .map(direct::as_read_keeping_comments)
+            .collect::<Option<_>>()?,
+        function_config: match config {
+            Some(c) => Some(direct::as_read_keeping_comments(c)?),
+            None => None,
+        },
+        results: None,
+    };
+    let Outcome::Wrote {
+        list,
+        stderr,
+        exit_code: 0,
+        ..
+    } = f(list)
+    else {
+        return None;
+    };
+    Some(direct::Output {
+        items: list
+            .items
+            .into_iter()
+            .map(direct::as_written_keeping_comments)
+            .collect::<Option<_>>()?,
+        results: match list.results {
+            Some(results) => Some(direct::as_parsed(results)?),
+            None => None,
+        },
+        stderr,
+    })
 }
 
 /// Runs `transform` on the items of the ResourceList in `input`.

@@ -8,7 +8,8 @@
 
 use super::apply_setters::report::{self, Item};
 use super::apply_setters::setters::{self, extract_setter_pattern, Visitor};
-use super::{framework, Builtin};
+use super::framework::{self, Outcome, ResourceList};
+use super::{direct, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::yaml::{node::short_tag, Kind, Node, Style};
 
@@ -20,15 +21,20 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &[],
     run,
-    direct: None,
+    direct: Some(run_direct),
 }];
 
 /// Runs the function.
 pub fn run(input: &[u8]) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return framework::failure(&e),
-    };
+    framework::run_bytes(input, framework::failure, run_list)
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, run_list)
+}
+
+fn run_list(mut list: ResourceList) -> Outcome {
     let mut ls = ListSetters::default();
     for node in &mut list.items {
         if let Err(e) = setters::accept(&mut ls, node, "") {

@@ -7,9 +7,11 @@
 //! the file's path.
 
 use super::apply_setters::report::{self, Item};
-use super::{framework, Builtin};
+use super::framework::{self, Outcome, ResourceList};
+use super::{direct, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::kyaml::rnode;
+use crate::yaml::Node;
 
 /// The remove-local-config-resources images krmgraph runs in process.
 pub static BUILTINS: &[Builtin] = &[Builtin {
@@ -19,7 +21,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &[],
     run,
-    direct: None,
+    direct: Some(run_direct),
 }];
 
 /// The annotation that marks local configuration.
@@ -27,10 +29,15 @@ pub const LOCAL_CONFIG_ANNOTATION: &str = "config.kubernetes.io/local-config";
 
 /// Runs the function.
 pub fn run(input: &[u8]) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return report::sdk_error(&e),
-    };
+    framework::run_bytes(input, report::sdk_error, run_list)
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, run_list)
+}
+
+fn run_list(mut list: ResourceList) -> Outcome {
     let mut removed: Vec<(String, Vec<String>)> = Vec::new();
     let mut count = 0;
     list.items.retain(|item| {

@@ -16,7 +16,8 @@
 
 use super::apply_setters::report::{self, Item};
 use super::apply_setters::setters::{self, Visitor};
-use super::{framework, Builtin};
+use super::framework::{self, Outcome, ResourceList};
+use super::{direct, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::gostr::quote;
 use crate::yaml::{Kind, Node};
@@ -30,7 +31,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap"],
         run: run_v0_1,
-        direct: None,
+        direct: Some(run_direct_v0_1),
     },
     Builtin {
         name: "search-replace",
@@ -39,7 +40,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap"],
         run,
-        direct: None,
+        direct: Some(run_direct),
     },
 ];
 
@@ -67,10 +68,20 @@ pub fn run_v0_1(input: &[u8]) -> ProcessOutput {
 }
 
 fn run_version(input: &[u8], latest: bool) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return framework::failure(&e),
-    };
+    framework::run_bytes(input, framework::failure, |list| run_list(list, latest))
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, |list| run_list(list, true))
+}
+
+/// [`run_v0_1`] on nodes ([`super::direct`]).
+pub fn run_direct_v0_1(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, |list| run_list(list, false))
+}
+
+fn run_list(mut list: ResourceList, latest: bool) -> Outcome {
     let result = SearchReplace::decode(list.function_config.as_ref(), latest)
         .and_then(|mut sr| sr.filter(&mut list.items).map(|()| sr.results));
     match result {

@@ -20,8 +20,9 @@
 use std::collections::BTreeMap;
 
 use super::apply_setters::report::{self, Item};
+use super::framework::{self, Outcome, ResourceList};
 use super::set_namespace::scope;
-use super::{framework, Builtin};
+use super::{direct, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::kyaml::rnode;
 use crate::yaml::{Kind, Node};
@@ -34,7 +35,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &["ConfigMap", "SetAnnotations"],
     run,
-    direct: None,
+    direct: Some(run_direct),
 }];
 
 /// A kustomize field spec.
@@ -165,10 +166,15 @@ impl Config {
 
 /// Runs the function.
 pub fn run(input: &[u8]) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return framework::failure(&e),
-    };
+    framework::run_bytes(input, framework::failure, run_list)
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, run_list)
+}
+
+fn run_list(mut list: ResourceList) -> Outcome {
     let config = match Config::decode(list.function_config.as_ref()) {
         Ok(c) => c,
         Err(e) => return report::kyaml_failure(list, &e),

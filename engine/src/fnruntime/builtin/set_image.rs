@@ -19,7 +19,8 @@
 
 use super::apply_replacements::path_splitter;
 use super::apply_setters::report::{self, Item};
-use super::{framework, Builtin};
+use super::framework::{self, Outcome, ResourceList};
+use super::{direct, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::kyaml::rnode;
 use crate::yaml::{Kind, Node};
@@ -32,15 +33,20 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &["ConfigMap", "SetImage"],
     run,
-    direct: None,
+    direct: Some(run_direct),
 }];
 
 /// Runs the function.
 pub fn run(input: &[u8]) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return report::sdk_error(&e),
-    };
+    framework::run_bytes(input, report::sdk_error, run_list)
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, run_list)
+}
+
+fn run_list(mut list: ResourceList) -> Outcome {
     let config = match SetImage::decode(list.function_config.as_ref()) {
         Ok(c) => c,
         Err(e) => return report::sdk_output(list, &[Item::with_severity(e, "error")], true),

@@ -30,8 +30,9 @@
 use std::collections::BTreeMap;
 
 use super::apply_setters::report::{self, Item};
+use super::framework::{self, Outcome, ResourceList};
 use super::set_namespace::scope;
-use super::{framework, Builtin};
+use super::{direct, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::kyaml::rnode;
 use crate::yaml::{Kind, Node};
@@ -45,7 +46,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetLabels"],
         run,
-        direct: None,
+        direct: Some(run_direct),
     },
     Builtin {
         name: "set-labels",
@@ -54,7 +55,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetLabels"],
         run: run_v0_2,
-        direct: None,
+        direct: Some(run_direct_v0_2),
     },
     Builtin {
         name: "set-labels",
@@ -63,7 +64,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetLabels"],
         run: run_v0_2,
-        direct: None,
+        direct: Some(run_direct_v0_2),
     },
 ];
 
@@ -110,19 +111,29 @@ pub fn decode(config: Option<&Node>) -> Result<BTreeMap<String, String>, String>
 
 /// Runs `unstable` and `latest`.
 pub fn run(input: &[u8]) -> ProcessOutput {
-    run_with(input, Templates::Existing)
+    framework::run_bytes(input, report::sdk_error, |list| {
+        run_list(list, Templates::Existing)
+    })
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, |list| run_list(list, Templates::Existing))
 }
 
 /// Runs v0.2.
 pub fn run_v0_2(input: &[u8]) -> ProcessOutput {
-    run_with(input, Templates::Create)
+    framework::run_bytes(input, report::sdk_error, |list| {
+        run_list(list, Templates::Create)
+    })
 }
 
-fn run_with(input: &[u8], templates: Templates) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return report::sdk_error(&e),
-    };
+/// [`run_v0_2`] on nodes ([`super::direct`]).
+pub fn run_direct_v0_2(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, |list| run_list(list, Templates::Create))
+}
+
+fn run_list(mut list: ResourceList, templates: Templates) -> Outcome {
     let labels = match decode(list.function_config.as_ref()) {
         Ok(l) => l,
         Err(e) => return report::sdk_output(list, &[Item::with_severity(e, "error")], true),

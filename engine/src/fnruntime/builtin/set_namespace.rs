@@ -36,7 +36,8 @@ pub mod scope;
 use std::collections::BTreeSet;
 
 use super::apply_setters::report::{self, Item};
-use super::{framework, Builtin};
+use super::framework::{self, Outcome, ResourceList};
+use super::{direct, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::kyaml::rnode;
 use crate::yaml::{Kind, Node};
@@ -51,7 +52,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetNamespace"],
         run: run_v0_2,
-        direct: None,
+        direct: Some(run_direct_v0_2),
     },
     Builtin {
         name: "set-namespace",
@@ -63,7 +64,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetNamespace"],
         run,
-        direct: None,
+        direct: Some(run_direct),
     },
     Builtin {
         name: "set-namespace",
@@ -72,7 +73,7 @@ pub static BUILTINS: &[Builtin] = &[
         version: "1",
         config_kinds: &["ConfigMap", "SetNamespace"],
         run,
-        direct: None,
+        direct: Some(run_direct),
     },
 ];
 
@@ -128,10 +129,15 @@ impl Config {
 
 /// Runs the SDK versions.
 pub fn run(input: &[u8]) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return report::sdk_error(&e),
-    };
+    framework::run_bytes(input, report::sdk_error, run_list)
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, run_list)
+}
+
+fn run_list(mut list: ResourceList) -> Outcome {
     let config = match Config::decode(list.function_config.as_ref()) {
         Ok(c) => c,
         Err(e) => return report::sdk_output(list, &[Item::with_severity(e, "error")], true),
@@ -250,16 +256,21 @@ fn subjects(item: &mut Node) -> impl Iterator<Item = &mut Node> {
 
 /// Runs v0.2.0.
 pub fn run_v0_2(input: &[u8]) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => return framework::failure(&e),
-    };
+    framework::run_bytes(input, framework::failure, run_list_v0_2)
+}
+
+/// [`run_v0_2`] on nodes ([`super::direct`]).
+pub fn run_direct_v0_2(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, run_list_v0_2)
+}
+
+fn run_list_v0_2(mut list: ResourceList) -> Outcome {
     let namespace = match decode_v0_2(list.function_config.as_ref()) {
         Ok(ns) => ns,
         Err(e) => return report::kyaml_failure(list, &e),
     };
     transform_v0_2(&mut list.items, &namespace);
-    framework::success(&list)
+    Outcome::success(list)
 }
 
 /// Reads v0.2.0's config: the namespace.

@@ -16,7 +16,7 @@
 //! `results.yaml` from that, so only the content of the result nodes
 //! matters here, not their layout.
 
-use super::super::framework::{self, ResourceList};
+use super::super::framework::{Outcome, ResourceList};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::yaml::{Kind, Node};
 
@@ -126,41 +126,36 @@ pub fn results_node(items: &[Item]) -> Option<Node> {
 }
 
 /// A kyaml-framework function that succeeded with `items` as results.
-pub fn kyaml_success(mut list: ResourceList, items: &[Item]) -> ProcessOutput {
+pub fn kyaml_success(mut list: ResourceList, items: &[Item]) -> Outcome {
     list.results = results_node(items);
-    framework::success(&list)
+    Outcome::success(list)
 }
 
 /// A kyaml-framework function that failed with `message`.
-pub fn kyaml_failure(mut list: ResourceList, message: &str) -> ProcessOutput {
+pub fn kyaml_failure(mut list: ResourceList, message: &str) -> Outcome {
     list.results = results_node(&[Item::with_severity(message, "error")]);
-    let stdout = framework::write(&list).unwrap_or_default();
-    ProcessOutput {
-        stdout,
+    Outcome::Wrote {
+        list,
         stderr: format!("[error] : {message}\n").into_bytes(),
-        exit_code: Some(1),
+        exit_code: 1,
+        unwritable: None,
     }
 }
 
 /// An SDK function's output: the list with `items` as results; with
 /// `failed`, the SDK's `error: function failure` on stderr and exit 1.
-pub fn sdk_output(mut list: ResourceList, items: &[Item], failed: bool) -> ProcessOutput {
+pub fn sdk_output(mut list: ResourceList, items: &[Item], failed: bool) -> Outcome {
     list.results = results_node(items);
-    let stdout = match framework::write(&list) {
-        Ok(out) => out,
-        Err(e) => return sdk_error(&e),
+    let stderr = if failed {
+        b"failed to evaluate function: error: function failure".to_vec()
+    } else {
+        Vec::new()
     };
-    if failed {
-        return ProcessOutput {
-            stdout,
-            stderr: b"failed to evaluate function: error: function failure".to_vec(),
-            exit_code: Some(1),
-        };
-    }
-    ProcessOutput {
-        stdout,
-        stderr: Vec::new(),
-        exit_code: Some(0),
+    Outcome::Wrote {
+        list,
+        stderr,
+        exit_code: i32::from(failed),
+        unwritable: Some(sdk_error),
     }
 }
 

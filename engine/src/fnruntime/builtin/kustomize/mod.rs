@@ -95,7 +95,9 @@ pub fn run<F: Function>(input: &[u8]) -> ProcessOutput {
     };
     let function = match F::configure(list.function_config.as_ref()) {
         Ok(f) => f,
-        Err(e) => return report::kyaml_failure(list, &Error::Configure(e).to_string()),
+        Err(e) => {
+            return report::kyaml_failure(list, &Error::Configure(e).to_string()).into_process()
+        }
     };
     let result = list.items.iter_mut().try_for_each(|item| {
         function.transform(item)?;
@@ -109,6 +111,7 @@ pub fn run<F: Function>(input: &[u8]) -> ProcessOutput {
             report::kyaml_failure(list, &Error::Run(e).to_string())
         }
     }
+    .into_process()
 }
 
 /// [`run`] on nodes ([`super::direct`]): the function reads the items and
@@ -116,7 +119,7 @@ pub fn run<F: Function>(input: &[u8]) -> ProcessOutput {
 /// comes out of the JSON round trip, comment-free, as kpt reads it back.
 /// `None` where a model declines or the function fails: [`run`] then gives
 /// the exact output and error.
-pub fn run_direct<F: Function>(items: &[Node], fn_config: Option<&Node>) -> Option<Vec<Node>> {
+pub fn run_direct<F: Function>(items: &[Node], fn_config: Option<&Node>) -> Option<direct::Output> {
     let config = match fn_config {
         Some(c) => Some(direct::as_read(c)?),
         None => None,
@@ -124,14 +127,18 @@ pub fn run_direct<F: Function>(items: &[Node], fn_config: Option<&Node>) -> Opti
     let function = F::configure(config.as_ref()).ok()?;
     // Items are independent: they go through in parallel on the render's
     // pool, in order.
-    items
+    let items = items
         .par_iter()
         .map(|item| {
             let mut item = direct::as_read(item)?;
             function.transform(&mut item).ok()?;
             direct::as_written(json_roundtrip::normalized_from_root(item)?)
         })
-        .collect()
+        .collect::<Option<_>>()?;
+    Some(direct::Output {
+        items,
+        ..direct::Output::default()
+    })
 }
 
 #[cfg(test)]

@@ -61,7 +61,7 @@ pub fn run(input: &[u8]) -> ProcessOutput {
     match outcome.result {
         Ok(items) => {
             list.items = items;
-            let mut output = framework::success(&list);
+            let mut output = framework::Outcome::success(list).into_process();
             output.stderr = container_stderr(&outcome.stderr).into_bytes();
             output
         }
@@ -73,7 +73,7 @@ pub fn run(input: &[u8]) -> ProcessOutput {
 /// message after what the script printed (Go's `print` writes straight to
 /// stderr; the framework prints the error with `%v`, no newline).
 fn failure(list: ResourceList, printed: &str, message: &str) -> ProcessOutput {
-    let mut output = report::kyaml_failure(list, message);
+    let mut output = report::kyaml_failure(list, message).into_process();
     output.stderr = container_stderr(&format!("{printed}[error] : {message}")).into_bytes();
     output
 }
