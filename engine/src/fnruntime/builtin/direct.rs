@@ -151,3 +151,89 @@ fn same_but_positions(a: &Node, b: &Node) -> bool {
             .zip(&b.content)
             .all(|(x, y)| same_but_positions(x, y))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fnruntime::builtin::lookup;
+    use crate::kyaml::byteio::ByteReader;
+    use crate::kyaml::kio_pipeline;
+
+    /// The demo package's resources, read as kpt reads them.
+    fn demo_items() -> Vec<Node> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/demo");
+        let mut items = Vec::new();
+        for file in ["deployment.yaml", "service.yaml", "Kptfile"] {
+            let bytes = std::fs::read(dir.join(file)).unwrap();
+            let reader = ByteReader {
+                preserve_seq_indent: true,
+                ..ByteReader::default()
+            };
+            items.extend(reader.clone().read(&bytes).unwrap().nodes);
+        }
+        kio_pipeline::set_ids(&mut items).unwrap();
+        items
+    }
+
+    fn config(yaml: &str) -> Node {
+        ByteReader::default()
+            .read(yaml.as_bytes())
+            .unwrap()
+            .nodes
+            .remove(0)
+    }
+
+    /// Each built-in with a node form answers on the demo's resources
+    /// (so the form is used, not only declined) and gives what the run on
+    /// the bytes gives kpt to read back.
+    #[test]
+    fn node_forms_answer_and_agree_with_the_bytes() {
+        let cases = [
+            ("gcr.io/kpt-fn/set-namespace:v0.1.3", "namespace: prod"),
+            ("gcr.io/kpt-fn/set-namespace:v0.2.0", "namespace: prod"),
+            ("gcr.io/kpt-fn/set-namespace:v0.4.1", "namespace: prod"),
+            ("gcr.io/kpt-fn/set-labels:v0.1.4", "tier: backend"),
+            ("gcr.io/kpt-fn/set-labels:v0.2.0", "tier: backend"),
+            ("gcr.io/kpt-fn/set-annotations:v0.1.4", "owner: me"),
+            ("gcr.io/kpt-fn/set-annotations:latest", "owner: me"),
+            ("gcr.io/kpt-fn/apply-setters:v0.2.0", "tag: 6.5-apache"),
+            (
+                "gcr.io/kpt-fn/set-image:latest",
+                "name: wordpress\n  newTag: '6.6'",
+            ),
+            (
+                "gcr.io/kpt-fn/search-replace:v0.2.0",
+                "by-value: demo\n  put-value: prod",
+            ),
+            (
+                "gcr.io/kpt-fn/ensure-name-substring:latest",
+                "prepend: prod-",
+            ),
+        ];
+        for (image, data) in cases {
+            let builtin = lookup(image).unwrap_or_else(|| panic!("{image} is a built-in"));
+            let direct = builtin
+                .direct
+                .unwrap_or_else(|| panic!("{image} has a node form"));
+            let fc = config(&format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\ndata:\n  {data}\n"
+            ));
+            let mut items = demo_items();
+            let on_nodes = direct(&items, Some(&fc)).unwrap_or_else(|| panic!("{image} answers"));
+            let stdin = kio_pipeline::function_input(&mut items, Some(&fc)).unwrap();
+            let process = (builtin.run)(&stdin);
+            assert_eq!(process.exit_code, Some(0), "{image}");
+            let read = kio_pipeline::read_function_output(&process.stdout).unwrap();
+            assert_eq!(on_nodes.items.len(), read.nodes.len(), "{image}");
+            for (a, b) in on_nodes.items.iter().zip(&read.nodes) {
+                assert!(same_but_positions(a, b), "{image}: {a:#?}\n{b:#?}");
+            }
+            assert_eq!(on_nodes.stderr, process.stderr, "{image}");
+            match (&on_nodes.results, &read.results) {
+                (Some(a), Some(b)) => assert!(same_but_positions(a, b), "{image} results"),
+                (None, None) => {}
+                _ => panic!("{image}: results differ"),
+            }
+        }
+    }
+}
