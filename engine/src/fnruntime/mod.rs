@@ -361,7 +361,11 @@ impl FunctionRunner {
             .map_err(|e| FnError::Message(e.to_string()))?;
         let process = self.invoke(&stdin)?;
         record.stderr = String::from_utf8_lossy(&process.stderr).into_owned();
-        let (mut output, results) = match echoed(input, &stdin, &process) {
+        let echo = process.exit_code == Some(0) && process.stdout == stdin;
+        // The ResourceList text can be as large as the tree: it goes before
+        // the output nodes are built.
+        drop(stdin);
+        let (mut output, results) = match echo.then(|| echoed(input, &process.stdout)).flatten() {
             Some(items) => (items, None),
             None => {
                 let read = kio_pipeline::read_function_output(&process.stdout)
@@ -369,12 +373,15 @@ impl FunctionRunner {
                 (read.nodes, read.results)
             }
         };
+        let empty_stdout = process.stdout.iter().all(u8::is_ascii_whitespace);
+        let exit_code = process.exit_code;
+        drop(process);
         kio_pipeline::copy_comments_and_sync_order(input, &mut output)
             .map_err(|e| FnError::Message(e.to_string()))?;
         if let Some(results) = &results {
             record.results = parse_results(results);
         }
-        match process.exit_code {
+        match exit_code {
             Some(0) => {}
             code => {
                 let code = code.unwrap_or(-1);
@@ -382,7 +389,7 @@ impl FunctionRunner {
                 return Err(FnError::Reported(code));
             }
         }
-        if output_use == OutputUse::Replaces && process.stdout.iter().all(u8::is_ascii_whitespace) {
+        if output_use == OutputUse::Replaces && empty_stdout {
             return Err(FnError::Message(wrote_nothing(&self.name)));
         }
         self.default_paths(output, function_config)
@@ -447,19 +454,16 @@ impl FunctionRunner {
 /// The output of a function that succeeded by printing its input back
 /// unchanged (an identity function such as `cat`, or a validator that
 /// echoes what it checked), as kpt reads it: the input items as they parse
-/// from that text, from [`builtin::direct::as_read_keeping_comments`]
-/// instead of parsing it again. `None` (parse the output) when it is not
-/// an echo or the model declines an item.
-fn echoed(input: &[Node], stdin: &[u8], process: &exec::ProcessOutput) -> Option<Vec<Node>> {
-    if process.exit_code != Some(0) || process.stdout != stdin {
-        return None;
-    }
+/// from that text (`stdout`), from
+/// [`builtin::direct::as_read_keeping_comments`] instead of parsing it
+/// again. `None` (parse the output) when the model declines an item.
+fn echoed(input: &[Node], stdout: &[u8]) -> Option<Vec<Node>> {
     let items: Vec<Node> = input
         .iter()
         .map(builtin::direct::as_read_keeping_comments)
         .collect::<Option<_>>()?;
     if builtin::direct::checking() {
-        let parsed = kio_pipeline::read_function_output(&process.stdout).ok()?;
+        let parsed = kio_pipeline::read_function_output(stdout).ok()?;
         builtin::direct::check_echo("echo", &items, &parsed.nodes);
     }
     Some(items)
