@@ -317,35 +317,7 @@ impl<'a> Walk<'_, 'a> {
             return self.nilv();
         }
 
-        // If the tag was not explicitly requested, and dropping it won't change the
-        // implicit tag of the value, don't include it in the presentation.
-        let mut tag: &'a str = &node.tag;
-        let stag = short_tag(&node.tag);
-        let mut force_quoting = false;
-        if !tag.is_empty() && !node.style.has(Style::TAGGED) {
-            if node.kind == Kind::Scalar {
-                if stag == tag::STR && node.style.is_non_plain_scalar() {
-                    tag = "";
-                } else {
-                    let rtag = resolve_tag(&node.value);
-                    if rtag == stag {
-                        tag = "";
-                    } else if stag == tag::STR {
-                        tag = "";
-                        force_quoting = true;
-                    }
-                }
-            } else {
-                let rtag = match node.kind {
-                    Kind::Mapping => tag::MAP,
-                    Kind::Sequence => tag::SEQ,
-                    _ => "",
-                };
-                if rtag == stag {
-                    tag = "";
-                }
-            }
-        }
+        let (tag, force_quoting) = presented_tag(node);
 
         match node.kind {
             Kind::Document => {
@@ -418,21 +390,7 @@ impl<'a> Walk<'_, 'a> {
                 // `!!binary` fallback for invalid UTF-8 cannot arise.
                 let value = &node.value;
 
-                let style = if node.style.has(Style::DOUBLE_QUOTED) {
-                    scalar_style::DOUBLE_QUOTED
-                } else if node.style.has(Style::SINGLE_QUOTED) {
-                    scalar_style::SINGLE_QUOTED
-                } else if node.style.has(Style::LITERAL) {
-                    scalar_style::LITERAL
-                } else if node.style.has(Style::FOLDED) {
-                    scalar_style::FOLDED
-                } else if value.bytes().any(|b| b == b'\n') {
-                    scalar_style::LITERAL
-                } else if force_quoting {
-                    scalar_style::DOUBLE_QUOTED
-                } else {
-                    scalar_style::PLAIN
-                };
+                let style = requested_scalar_style(node, force_quoting);
 
                 self.emit_scalar(
                     value,
@@ -476,6 +434,60 @@ enum Frame<'a> {
         tail: &'a str,
         foot: &'a str,
     },
+}
+
+/// `encoder.node`'s tag decision: the tag to write (empty when the value
+/// implies it), and whether a `!!str` that would read as another type must
+/// be quoted instead. If the tag was not explicitly requested, and dropping
+/// it won't change the implicit tag of the value, it is not written.
+pub(crate) fn presented_tag(node: &Node) -> (&str, bool) {
+    let tag: &str = &node.tag;
+    if tag.is_empty() || node.style.has(Style::TAGGED) {
+        return (tag, false);
+    }
+    let stag = short_tag(tag);
+    if node.kind != Kind::Scalar {
+        let rtag = match node.kind {
+            Kind::Mapping => tag::MAP,
+            Kind::Sequence => tag::SEQ,
+            _ => "",
+        };
+        return if rtag == stag {
+            ("", false)
+        } else {
+            (tag, false)
+        };
+    }
+    if stag == tag::STR && node.style.is_non_plain_scalar() {
+        return ("", false);
+    }
+    let rtag = resolve_tag(&node.value);
+    if rtag == stag {
+        ("", false)
+    } else if stag == tag::STR {
+        ("", true)
+    } else {
+        (tag, false)
+    }
+}
+
+/// The style `encoder.node` asks the emitter for a scalar in.
+pub(crate) fn requested_scalar_style(node: &Node, force_quoting: bool) -> u8 {
+    if node.style.has(Style::DOUBLE_QUOTED) {
+        scalar_style::DOUBLE_QUOTED
+    } else if node.style.has(Style::SINGLE_QUOTED) {
+        scalar_style::SINGLE_QUOTED
+    } else if node.style.has(Style::LITERAL) {
+        scalar_style::LITERAL
+    } else if node.style.has(Style::FOLDED) {
+        scalar_style::FOLDED
+    } else if node.value.bytes().any(|b| b == b'\n') {
+        scalar_style::LITERAL
+    } else if force_quoting {
+        scalar_style::DOUBLE_QUOTED
+    } else {
+        scalar_style::PLAIN
+    }
 }
 
 /// Encode one node (a document or a bare root) with the given indentation

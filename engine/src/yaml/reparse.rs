@@ -25,9 +25,8 @@
 //! by position, so a tree with comments keeps its values and styles here
 //! but may not keep its comments where they were.
 
-use std::borrow::Cow;
-
 use super::emitter::{analyze_scalar, ScalarData};
+use super::encode::{presented_tag, requested_scalar_style};
 use super::event::scalar_style;
 use super::node::{short_tag, tag, Style};
 use super::resolve::resolve_tag;
@@ -62,12 +61,12 @@ pub fn scalar(node: &Node, place: Place) -> Option<(Style, &'static str)> {
     if !node.anchor.is_empty() || node.style.has(Style::TAGGED) || has_other_breaks(&node.value) {
         return None;
     }
-    let (explicit_tag, force_quoting) = encoder_tag(node);
-    if explicit_tag {
+    let (written_tag, force_quoting) = presented_tag(node);
+    if !written_tag.is_empty() {
         // Written as `!!int abc`: parsed back with the tagged style.
         return None;
     }
-    let requested = requested_style(node, force_quoting);
+    let requested = requested_scalar_style(node, force_quoting);
     let data = analyze_scalar(node.value.as_bytes(), true);
     if place.is_key() && (data.multiline || data.length > 128) {
         // Not a simple key: written as `? key`, which is not modelled.
@@ -305,45 +304,6 @@ fn has_other_breaks(value: &str) -> bool {
     value
         .chars()
         .any(|c| matches!(c, '\r' | '\u{85}' | '\u{2028}' | '\u{2029}'))
-}
-
-/// The encoder's tag decision: whether the tag is written, and whether a
-/// `!!str` that would read as another type is forced into quotes.
-fn encoder_tag(node: &Node) -> (bool, bool) {
-    if node.tag.is_empty() {
-        return (false, false);
-    }
-    let stag: Cow<str> = short_tag(&node.tag);
-    if stag == tag::STR && node.style.is_non_plain_scalar() {
-        return (false, false);
-    }
-    let rtag = resolve_tag(&node.value);
-    if rtag == stag {
-        (false, false)
-    } else if stag == tag::STR {
-        (false, true)
-    } else {
-        (true, false)
-    }
-}
-
-/// The style the encoder asks the emitter for.
-fn requested_style(node: &Node, force_quoting: bool) -> u8 {
-    if node.style.has(Style::DOUBLE_QUOTED) {
-        scalar_style::DOUBLE_QUOTED
-    } else if node.style.has(Style::SINGLE_QUOTED) {
-        scalar_style::SINGLE_QUOTED
-    } else if node.style.has(Style::LITERAL) {
-        scalar_style::LITERAL
-    } else if node.style.has(Style::FOLDED) {
-        scalar_style::FOLDED
-    } else if node.value.contains('\n') {
-        scalar_style::LITERAL
-    } else if force_quoting {
-        scalar_style::DOUBLE_QUOTED
-    } else {
-        scalar_style::PLAIN
-    }
 }
 
 /// `yaml_emitter_select_scalar_style` for an untagged (implicit) scalar.
