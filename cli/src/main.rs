@@ -14,7 +14,10 @@ use clap::Parser;
 
 // A render allocates and frees many small strings and nodes (every
 // function boundary copies resources); mimalloc halves that cost against
-// glibc's allocator (docs/performance.md).
+// glibc's allocator (docs/performance.md). Its `no_thp` build turns
+// transparent huge pages off for the process: with them, a render's peak
+// memory was ~15 % higher (whole 2 MB pages for sparse heaps) at the same
+// speed.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
