@@ -12,16 +12,24 @@
 //! paths and invariants are applied to these nodes exactly as to parsed
 //! ones (`fnruntime::FunctionRunner::filter`).
 //!
-//! Where the model declines (anchors, folded scalars, comments go-yaml
-//! cannot write back, ...) or the function fails, a [`DirectFn`] returns
-//! `None` and the engine runs the built-in on the bytes, which gives the
-//! exact result and error text. `KRMGRAPH_CHECK_DIRECT=1` makes the engine
-//! run both and fail loudly where they differ (CI sets it).
+//! Two models: the kustomize-era functions drop every comment in their
+//! JSON round trip, so they read their input as [`as_read`] gives it
+//! (styles and tags as parsed, comments left as they were) and their
+//! output is comment-free; every other kyaml- or SDK-based built-in reads
+//! and writes comments (apply-setters reads `# kpt-set:`), so it goes
+//! through [`as_read_keeping_comments`] and [`as_written_keeping_comments`],
+//! which answer only where the comments also come back in place
+//! (`framework::run_nodes`).
 //!
-//! What a node-level function must not depend on: comments and source
-//! positions of its input (the parse would have moved comments; see
-//! `yaml::reparse`), since only values, styles and tags are modelled. The
-//! kustomize-era functions qualify: their JSON round trip drops comments.
+//! Where a model declines (anchors, multi-line folded scalars, comments
+//! go-yaml cannot write back, ...) or the function fails, a [`DirectFn`]
+//! returns `None` and the engine runs the built-in on the bytes, which
+//! gives the exact result and error text. `KRMGRAPH_CHECK_DIRECT=1` makes
+//! the engine run both and fail loudly where they differ (CI sets it).
+//!
+//! What a node-level function must not depend on: source positions (a
+//! parse would have set them; here they are the input's). Built-ins read
+//! them only for error messages, and a failure always reruns on the bytes.
 
 use crate::fnruntime::results::FnResult;
 use crate::fnruntime::FnError;

@@ -72,7 +72,9 @@ pub fn failure(message: &str) -> ProcessOutput {
     }
 }
 
-/// How a run of a kyaml-based function ends.
+/// How a run of a kyaml-based function ends. (One per function call: the
+/// size of the written variant does not matter.)
+#[allow(clippy::large_enum_variant)]
 pub enum Outcome {
     /// It writes `list` (its items and results) to stdout, with `stderr`
     /// and `exit_code`. If writing fails, `unwritable` says what the
