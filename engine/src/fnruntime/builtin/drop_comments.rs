@@ -2,16 +2,24 @@
 //! resource (kpt then restores them from its input, which is what the
 //! function demonstrates).
 
-use super::framework;
+use super::direct;
+use super::framework::{self, Outcome, ResourceList};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::yaml::Node;
 
 /// Runs the function.
 pub fn run(input: &[u8]) -> ProcessOutput {
-    framework::run_items(input, |list| {
-        list.items.iter_mut().for_each(strip);
-        Ok(())
-    })
+    framework::run_bytes(input, framework::failure, run_list)
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, run_list)
+}
+
+fn run_list(mut list: ResourceList) -> Outcome {
+    list.items.iter_mut().for_each(strip);
+    Outcome::success(list)
 }
 
 fn strip(node: &mut Node) {

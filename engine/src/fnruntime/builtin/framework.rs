@@ -187,18 +187,3 @@ pub fn run_nodes(
         stderr,
     })
 }
-
-/// Runs `transform` on the items of the ResourceList in `input`.
-pub fn run_items(
-    input: &[u8],
-    transform: impl FnOnce(&mut ResourceList) -> Result<(), String>,
-) -> ProcessOutput {
-    let mut list = match read(input) {
-        Ok(list) => list,
-        Err(e) => return failure(&e),
-    };
-    match transform(&mut list) {
-        Ok(()) => success(&list),
-        Err(e) => failure(&e),
-    }
-}

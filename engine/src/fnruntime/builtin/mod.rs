@@ -96,7 +96,7 @@ static BASE: &[Builtin] = &[
         version: "1",
         config_kinds: &[],
         run: no_op::run,
-        direct: None,
+        direct: Some(no_op::run_direct),
     },
     Builtin {
         name: "drop-comments",
@@ -105,7 +105,7 @@ static BASE: &[Builtin] = &[
         version: "1",
         config_kinds: &[],
         run: drop_comments::run,
-        direct: None,
+        direct: Some(drop_comments::run_direct),
     },
 ];
 

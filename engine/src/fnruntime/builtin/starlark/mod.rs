@@ -26,9 +26,10 @@ pub mod run;
 pub mod while_loops;
 
 use super::apply_setters::report;
-use super::framework::{self, ResourceList};
-use super::Builtin;
+use super::framework::{self, Outcome, ResourceList};
+use super::{direct, Builtin};
 use crate::fnruntime::exec::ProcessOutput;
+use crate::yaml::Node;
 use config::Config;
 
 /// The starlark images krmgraph runs in process.
@@ -39,33 +40,44 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     version: "1",
     config_kinds: &["StarlarkRun", "ConfigMap"],
     run,
-    direct: None,
+    direct: Some(run_direct),
 }];
 
 /// Runs the function.
 pub fn run(input: &[u8]) -> ProcessOutput {
-    let mut list = match framework::read(input) {
-        Ok(list) => list,
-        Err(e) => {
-            // The framework stops before the function: nothing on stdout.
-            let mut output = framework::failure(&e);
-            output.stderr = container_stderr(&format!("[error] : {e}")).into_bytes();
-            return output;
-        }
-    };
+    framework::run_bytes(input, unreadable, run_list)
+}
+
+/// [`run`] on nodes ([`super::direct`]).
+pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
+    framework::run_nodes(items, config, run_list)
+}
+
+/// Input the framework cannot read: it stops before the function, with
+/// nothing on stdout.
+fn unreadable(e: &str) -> ProcessOutput {
+    let mut output = framework::failure(e);
+    output.stderr = container_stderr(&format!("[error] : {e}")).into_bytes();
+    output
+}
+
+fn run_list(mut list: ResourceList) -> Outcome {
     let config = match Config::decode(list.function_config.as_ref()) {
         Ok(c) => c,
-        Err(e) => return failure(list, "", &e),
+        Err(e) => return Outcome::Process(failure(list, "", &e)),
     };
     let outcome = run::run(&config, &list.items, list.function_config.as_ref());
     match outcome.result {
         Ok(items) => {
             list.items = items;
-            let mut output = framework::Outcome::success(list).into_process();
-            output.stderr = container_stderr(&outcome.stderr).into_bytes();
-            output
+            Outcome::Wrote {
+                list,
+                stderr: container_stderr(&outcome.stderr).into_bytes(),
+                exit_code: 0,
+                unwritable: Some(framework::failure),
+            }
         }
-        Err(e) => failure(list, &outcome.stderr, &e),
+        Err(e) => Outcome::Process(failure(list, &outcome.stderr, &e)),
     }
 }
 
