@@ -5,6 +5,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 /// Writes `bytes` to `path` atomically (temp file + fsync + rename), with
 /// mode 0644 as kpt's `os.WriteFile(..., 0666)` gives under a usual umask.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -308,17 +310,21 @@ impl<'a> Plan<'a> {
             }
         }
         if failure.is_none() {
-            for w in &staged.plan.writes {
-                match write_temp(w) {
+            // Files are staged in parallel (each waits for its own fsync);
+            // on a failure every temporary file written is removed, and
+            // the first failure in plan order is reported.
+            let results: Vec<_> = staged.plan.writes.par_iter().map(write_temp).collect();
+            for (w, result) in staged.plan.writes.iter().zip(results) {
+                match result {
                     Ok(tmp) => staged.temps.push(tmp),
-                    Err((op, e)) => {
+                    Err((op, e)) if failure.is_none() => {
                         let why = format!(
                             "writing a temporary file in {}",
                             parent(&w.target).display()
                         );
                         failure = Some(refused(op, &w.target, &e, &why));
-                        break;
                     }
+                    Err(_) => {}
                 }
             }
         }
