@@ -235,6 +235,7 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
             no_builtins: args.no_builtins,
             no_builtin_images: args.no_builtin.clone(),
             timeout: args.fn_timeout,
+            check_direct: check_direct(),
         },
     };
     let mut reporter = StderrReporter::new(args.truncate_output);
@@ -257,6 +258,12 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
             Err(())
         }
     }
+}
+
+/// `KRMGRAPH_CHECK_DIRECT=1`: every built-in run on nodes and every echoed
+/// output is checked against the bytes (tests and CI set it).
+fn check_direct() -> bool {
+    std::env::var("KRMGRAPH_CHECK_DIRECT").as_deref() == Ok("1")
 }
 
 /// kpt checks `--image-pull-policy` before anything runs.
@@ -289,6 +296,7 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
             no_builtins: args.no_builtins,
             no_builtin_images: args.no_builtin.clone(),
             timeout: args.fn_timeout,
+            check_direct: check_direct(),
         },
         order: args.order.map(|o| match o {
             crate::args::OrderArg::Dfs => krmgraph_engine::render::Order::DepthFirst,

@@ -47,6 +47,10 @@ pub struct RunnerOptions {
     pub no_builtin_images: Vec<String>,
     /// `--fn-timeout`: how long one exec or container function may run.
     pub timeout: Duration,
+    /// Run every built-in that has a node form on the bytes too, and every
+    /// echoed output through the parser, and panic on a difference
+    /// (`KRMGRAPH_CHECK_DIRECT=1`; for tests and CI).
+    pub check_direct: bool,
 }
 
 impl RunnerOptions {
@@ -73,6 +77,7 @@ impl Default for RunnerOptions {
             no_builtins: false,
             no_builtin_images: Vec::new(),
             timeout: exec::DEFAULT_TIMEOUT,
+            check_direct: false,
         }
     }
 }
@@ -130,6 +135,8 @@ pub struct FunctionRunner {
     /// How an image runs in a container; its timeout applies to exec
     /// functions too.
     pub container: container::ContainerOptions,
+    /// [`RunnerOptions::check_direct`].
+    pub check_direct: bool,
 }
 
 /// Where a run takes its functionConfig from.
@@ -194,6 +201,7 @@ impl FunctionRunner {
                     .map_err(FnError::Message)?,
                 timeout: options.timeout,
             },
+            check_direct: options.check_direct,
         })
     }
 
@@ -337,7 +345,7 @@ impl FunctionRunner {
                 record.results = parse_results(results);
             }
             let output = self.restore(input, direct.items, function_config.as_ref())?;
-            if builtin::direct::checking() {
+            if self.check_direct {
                 let mut on_bytes = self.new_result();
                 let bytes =
                     self.filter_bytes(input, function_config.as_ref(), &mut on_bytes, output_use);
@@ -348,8 +356,8 @@ impl FunctionRunner {
         self.filter_bytes(input, function_config.as_ref(), record, output_use)
     }
 
-    /// The function on the ResourceList bytes: what [`filter`] does for
-    /// every function but a built-in that runs on nodes.
+    /// The function on the ResourceList bytes: what [`Self::filter`] does
+    /// for every function but a built-in that runs on nodes.
     fn filter_bytes(
         &self,
         input: &mut [Node],
@@ -365,14 +373,7 @@ impl FunctionRunner {
         // The ResourceList text can be as large as the tree: it goes before
         // the output nodes are built.
         drop(stdin);
-        let (mut output, results) = match echo.then(|| echoed(input, &process.stdout)).flatten() {
-            Some(items) => (items, None),
-            None => {
-                let read = kio_pipeline::read_function_output(&process.stdout)
-                    .map_err(|e| FnError::Message(e.to_string()))?;
-                (read.nodes, read.results)
-            }
-        };
+        let (mut output, results) = self.read_output(input, &process.stdout, echo)?;
         let empty_stdout = process.stdout.iter().all(u8::is_ascii_whitespace);
         let exit_code = process.exit_code;
         drop(process);
@@ -393,6 +394,25 @@ impl FunctionRunner {
             return Err(FnError::Message(wrote_nothing(&self.name)));
         }
         self.default_paths(output, function_config)
+    }
+
+    /// The items and `results` kpt reads from a function's stdout; for an
+    /// exact `echo` of its input, the input as the model says it parses.
+    fn read_output(
+        &self,
+        input: &[Node],
+        stdout: &[u8],
+        echo: bool,
+    ) -> Result<(Vec<Node>, Option<Node>), FnError> {
+        if let Some(items) = echo
+            .then(|| echoed(input, stdout, self.check_direct))
+            .flatten()
+        {
+            return Ok((items, None));
+        }
+        let read = kio_pipeline::read_function_output(stdout)
+            .map_err(|e| FnError::Message(e.to_string()))?;
+        Ok((read.nodes, read.results))
     }
 
     /// A built-in's successful output on nodes ([`builtin::direct`]), when
@@ -457,13 +477,15 @@ impl FunctionRunner {
 /// from that text (`stdout`), from
 /// [`builtin::direct::as_read_keeping_comments`] instead of parsing it
 /// again. `None` (parse the output) when the model declines an item.
-fn echoed(input: &[Node], stdout: &[u8]) -> Option<Vec<Node>> {
+fn echoed(input: &[Node], stdout: &[u8], check: bool) -> Option<Vec<Node>> {
     let items: Vec<Node> = input
         .iter()
         .map(builtin::direct::as_read_keeping_comments)
         .collect::<Option<_>>()?;
-    if builtin::direct::checking() {
-        let parsed = kio_pipeline::read_function_output(stdout).ok()?;
+    if check {
+        let parsed = kio_pipeline::read_function_output(stdout).unwrap_or_else(|e| {
+            panic!("KRMGRAPH_CHECK_DIRECT: an echo the model took does not parse: {e}")
+        });
         builtin::direct::check_echo("echo", &items, &parsed.nodes);
     }
     Some(items)

@@ -419,7 +419,6 @@ fn check_sources(dest: Option<&Node>, origin: Option<&Node>, kind: Kind) -> Resu
     Ok(())
 }
 
-/// `Walker.fieldNames`: the sorted union of both sides' field names.
 /// A field of [`walk_shared_map`](Walker::walk_shared_map): its name and
 /// the index of its key in each side's mapping (the first key of that name,
 /// as lookups by name find it).
@@ -491,6 +490,7 @@ fn first_keys(node: &Node) -> Vec<(&str, usize)> {
     keys
 }
 
+/// `Walker.fieldNames`: the sorted union of both sides' field names.
 fn field_names(dest: &Node, origin: Option<&Node>) -> Vec<String> {
     let mut names: Vec<String> = [Some(dest), origin]
         .into_iter()

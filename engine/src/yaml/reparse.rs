@@ -110,7 +110,9 @@ pub fn restyle(root: &mut Node) -> bool {
 
 /// [`restyle`] for trees whose comments the round trip also keeps where
 /// they are: head comments only on mapping keys and sequence items, with
-/// no blank lines; `false` for any other comment.
+/// no blank lines; line comments on scalars that are written as something
+/// and on keys whose value is a block collection; no foot comments. `false`
+/// for a tree with any other comment.
 pub fn restyle_keeping_comments(root: &mut Node) -> bool {
     restyle_with(
         root,
@@ -167,6 +169,9 @@ impl Walk {
         if place.is_flow() && has_comments(node)
             || !node.foot_comment.is_empty()
             || node.line_comment.contains('\n')
+            || ![&node.head_comment, &node.line_comment]
+                .into_iter()
+                .all(|c| reads_back(c))
             || self.comments && !node.head_comment.is_empty() && !(head_ok && clean_head(node))
             || self.comments
                 && node.kind == Kind::Scalar
@@ -215,6 +220,24 @@ impl Walk {
                 && self.at(&kv[1], value, false)
         })
     }
+}
+
+/// Whether go-yaml writes comment `text` as it is and its reader takes it
+/// back: every line empty or starting with `#` (the emitter adds `# `
+/// otherwise), no line break but `\n` (the emitter writes others raw and
+/// starts a new comment line after them), and nothing the reader refuses
+/// as a control character.
+fn reads_back(text: &str) -> bool {
+    text.split('\n').all(|line| {
+        (line.is_empty() || line.starts_with('#'))
+            && line.chars().all(|c| {
+                c == '\t'
+                    || (' '..='~').contains(&c)
+                    || ('\u{a0}'..='\u{d7ff}').contains(&c) && !matches!(c, '\u{2028}' | '\u{2029}')
+                    || ('\u{e000}'..='\u{fffd}').contains(&c) && c != '\u{feff}'
+                    || c >= '\u{10000}'
+            })
+    })
 }
 
 /// A head comment the parser reads back whole: no blank line inside,

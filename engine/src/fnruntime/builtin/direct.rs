@@ -7,7 +7,7 @@
 //! side parses that. Both crossings are a write and a parse, so a built-in
 //! can instead take the input nodes as the function would have parsed them
 //! ([`as_read`]) and hand back its output as kpt would have parsed it
-//! ([`as_written`]), when [`yaml::reparse`] models both round trips. The
+//! ([`as_written`]), when [`reparse`] models both round trips. The
 //! engine keeps one boundary: ids, comment and order restoration, default
 //! paths and invariants are applied to these nodes exactly as to parsed
 //! ones (`fnruntime::FunctionRunner::filter`).
@@ -24,8 +24,9 @@
 //! Where a model declines (anchors, multi-line folded scalars, comments
 //! go-yaml cannot write back, ...) or the function fails, a [`DirectFn`]
 //! returns `None` and the engine runs the built-in on the bytes, which
-//! gives the exact result and error text. `KRMGRAPH_CHECK_DIRECT=1` makes
-//! the engine run both and fail loudly where they differ (CI sets it).
+//! gives the exact result and error text. `RunnerOptions::check_direct`
+//! (`KRMGRAPH_CHECK_DIRECT=1`) makes the engine run both and fail loudly
+//! where they differ (CI sets it).
 //!
 //! What a node-level function must not depend on: source positions (a
 //! parse would have set them; here they are the input's). Built-ins read
@@ -61,6 +62,20 @@ pub fn as_read(node: &Node) -> Option<Node> {
     reparse::restyle(&mut copy).then_some(copy)
 }
 
+/// The functionConfig as a function parses it from kpt's ResourceList:
+/// kpt writes it as it is (it does not clean it as it cleans items);
+/// restyled, with its comments kept in place when `keep_comments`. `None`
+/// where the model declines.
+pub fn config_as_read(node: &Node, keep_comments: bool) -> Option<Node> {
+    let mut copy = rnode::y_node(node).clone();
+    let accepted = if keep_comments {
+        reparse::restyle_keeping_comments(&mut copy)
+    } else {
+        reparse::restyle(&mut copy)
+    };
+    accepted.then_some(copy)
+}
+
 /// [`as_read`] with the comments where the parse puts them: for a function
 /// that echoes its input, what kpt reads back. `None` where the model
 /// declines.
@@ -76,13 +91,6 @@ pub fn as_parsed(mut node: Node) -> Option<Node> {
     reparse::restyle(&mut node).then_some(node)
 }
 
-/// [`as_written`] with the comments in place: `None` where the
-/// round trip would move them.
-pub fn as_written_keeping_comments(mut node: Node) -> Option<Node> {
-    rnode::clear_empty_annotations(&mut node).ok()?;
-    reparse::restyle_keeping_comments(&mut node).then_some(node)
-}
-
 /// A function's output item as kpt reads it back from the function's
 /// ResourceList: cleaned as the function's writer cleans it, restyled as
 /// the text would parse. `None` where the model declines.
@@ -91,11 +99,11 @@ pub fn as_written(mut node: Node) -> Option<Node> {
     reparse::restyle(&mut node).then_some(node)
 }
 
-/// Whether `KRMGRAPH_CHECK_DIRECT=1` asks every node-level run to be
-/// checked against the run on the bytes.
-pub fn checking() -> bool {
-    static CHECKING: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *CHECKING.get_or_init(|| std::env::var("KRMGRAPH_CHECK_DIRECT").as_deref() == Ok("1"))
+/// [`as_written`] with the comments in place: `None` where the
+/// round trip would move them.
+pub fn as_written_keeping_comments(mut node: Node) -> Option<Node> {
+    rnode::clear_empty_annotations(&mut node).ok()?;
+    reparse::restyle_keeping_comments(&mut node).then_some(node)
 }
 
 /// Panics, naming the function and both outputs, unless the run on the
@@ -115,8 +123,7 @@ pub fn check(
         Err(e) => panic!("KRMGRAPH_CHECK_DIRECT: {name}: on nodes it succeeded, on bytes: {e}"),
     };
     assert!(
-        on_nodes.stderr == on_bytes.stderr
-            && format!("{:?}", on_nodes.results) == format!("{:?}", on_bytes.results),
+        on_nodes.stderr == on_bytes.stderr && on_nodes.results == on_bytes.results,
         "KRMGRAPH_CHECK_DIRECT: {name}: on nodes it reported {on_nodes:?}, on bytes {on_bytes:?}"
     );
     let same = direct.len() == bytes.len()

@@ -160,7 +160,7 @@ pub fn run_nodes(
             .map(direct::as_read_keeping_comments)
             .collect::<Option<_>>()?,
         function_config: match config {
-            Some(c) => Some(direct::as_read_keeping_comments(c)?),
+            Some(c) => Some(direct::config_as_read(c, true)?),
             None => None,
         },
         results: None,

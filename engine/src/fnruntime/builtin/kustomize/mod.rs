@@ -121,7 +121,7 @@ pub fn run<F: Function>(input: &[u8]) -> ProcessOutput {
 /// the exact output and error.
 pub fn run_direct<F: Function>(items: &[Node], fn_config: Option<&Node>) -> Option<direct::Output> {
     let config = match fn_config {
-        Some(c) => Some(direct::as_read(c)?),
+        Some(c) => Some(direct::config_as_read(c, false)?),
         None => None,
     };
     let function = F::configure(config.as_ref()).ok()?;
