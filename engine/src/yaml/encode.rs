@@ -407,7 +407,7 @@ impl<'a> Walk<'_, 'a> {
     }
 }
 
-/// Where the walk of [`Encoder::node`] is inside a collection: what Go
+/// Where the walk of [`Walk::node`] is inside a collection: what Go
 /// keeps on its call stack while it loops over `node.Content`.
 enum Frame<'a> {
     /// Next child of a document.

@@ -12,7 +12,7 @@
 //!   removes.
 //! - [`image`]: pull policy, image references, pulls, image identity for
 //!   cache keys.
-//! - [`run`]: one container: create, attach, start, stream, wait, remove.
+//! - [`run`](mod@run): one container: create, attach, start, stream, wait, remove.
 //!
 //! Where krmgraph differs from kpt on purpose: an image without a passwd
 //! entry for `nobody` runs as `65534:65534` (docker refuses it), a function

@@ -4,7 +4,7 @@
 //! Config: `fn.kpt.dev/v1alpha1 StarlarkRun {metadata.name, source,
 //! params}` or a `ConfigMap` with `data.source` ([`config`]). The script
 //! sees `ctx.resource_list` (a dict with `items` and `functionConfig`) and
-//! edits or replaces `items` ([`run`]). Resources cross as go-yaml values
+//! edits or replaces `items` ([`run`](mod@run)). Resources cross as go-yaml values
 //! ([`convert`] in, [`marshal`] out), so a resource comes back with its
 //! keys sorted and its scalars re-quoted by go-yaml's rules; comments and
 //! the original key order of resources that came in are restored by id at
@@ -48,7 +48,7 @@ pub fn run(input: &[u8]) -> ProcessOutput {
     framework::run_bytes(input, unreadable, run_list)
 }
 
-/// [`run`] on nodes ([`super::direct`]).
+/// [`run()`] on nodes ([`super::direct`]).
 pub fn run_direct(items: &[Node], config: Option<&Node>) -> Option<direct::Output> {
     framework::run_nodes(items, config, run_list)
 }
