@@ -10,6 +10,8 @@
 //!   also compared with the live oracle.
 //! - Random bytes and random mutations of valid YAML never panic.
 
+mod common;
+use common::yaml_files;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -70,23 +72,6 @@ fn oracle_dump(oracle: &Path, mode: &str, input: &[u8]) -> String {
     let out = child.wait_with_output().expect("oracle output");
     let _ = writer.join();
     String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            yaml_files(&path, out);
-        } else {
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name.ends_with(".yaml") || name.ends_with(".yml") || name == "Kptfile" {
-                out.push(path);
-            }
-        }
-    }
 }
 
 fn first_diff(a: &str, b: &str) -> String {

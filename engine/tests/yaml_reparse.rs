@@ -5,6 +5,8 @@
 //! the model does not move comments). Checked in a plain document and as
 //! an item of a function's ResourceList, the place the built-ins use it.
 
+mod common;
+use common::{strip_positions, yaml_files};
 use krmgraph_engine::kyaml::byteio::{ByteReader, ByteWriter};
 use krmgraph_engine::yaml::node::{tag, Kind, Node, Style};
 use krmgraph_engine::yaml::reparse::{restyle, restyle_keeping_comments};
@@ -12,18 +14,6 @@ use krmgraph_engine::yaml::resolve::resolve_tag;
 use krmgraph_engine::yaml::{parse_documents, Encoder};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// The model without source positions.
-fn strip_positions(n: &Node) -> Node {
-    let mut n = n.clone();
-    fn walk(n: &mut Node) {
-        n.line = 0;
-        n.column = 0;
-        n.content.iter_mut().for_each(walk);
-    }
-    walk(&mut n);
-    n
-}
 
 /// The model without positions and comments.
 fn strip(n: &Node) -> Node {
@@ -404,20 +394,6 @@ fn restyle_accepts_ordinary_resources() {
     let mut root = doc.content[0].clone();
     assert!(restyle(&mut root));
     assert_eq!(strip(&root), strip(&reparsed_item(&doc.content[0])));
-}
-
-fn yaml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            yaml_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-            out.push(path);
-        }
-    }
 }
 
 /// Every resource of the project's fixtures and the conformance corpus, as

@@ -10,6 +10,8 @@
 //! blank line to a folded `>` scalar with blank or more-indented lines on
 //! every round trip; `folded_scalars_drift_like_go_yaml` pins that.
 
+mod common;
+use common::strip_positions;
 use krmgraph_engine::yaml::node::{tag, Kind, Node, Style};
 use krmgraph_engine::yaml::{parse_documents, Encoder};
 use proptest::prelude::*;
@@ -22,18 +24,6 @@ fn emit(docs: &[Node], compact: bool) -> Vec<u8> {
         e.encode(d).expect("emits");
     }
     e.finish().unwrap_or_default()
-}
-
-/// The model without source positions, which legitimately change.
-fn strip_positions(n: &Node) -> Node {
-    let mut n = n.clone();
-    fn walk(n: &mut Node) {
-        n.line = 0;
-        n.column = 0;
-        n.content.iter_mut().for_each(walk);
-    }
-    walk(&mut n);
-    n
 }
 
 fn scalar_text() -> impl Strategy<Value = String> {
