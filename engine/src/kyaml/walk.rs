@@ -438,36 +438,26 @@ fn paired_fields<'a>(dest: &'a Node, origin: Option<&Node>) -> Vec<PairedField<'
         origin_keys.into_iter().peekable(),
     );
     loop {
-        let field = match (d.peek(), o.peek()) {
+        use std::cmp::Ordering;
+        let order = match (d.peek(), o.peek()) {
             (None, None) => break,
-            (Some(&(dn, di)), Some(&(on, oi))) if dn == on => {
-                d.next();
-                o.next();
-                PairedField {
-                    name: dn.into(),
-                    dest: Some(di),
-                    origin: Some(oi),
-                }
-            }
-            (Some(&(dn, di)), on) if on.is_none_or(|&(on, _)| dn < on) => {
-                d.next();
-                PairedField {
-                    name: dn.into(),
-                    dest: Some(di),
-                    origin: None,
-                }
-            }
-            (_, Some(&(on, oi))) => {
-                o.next();
-                PairedField {
-                    name: on.to_string().into(),
-                    dest: None,
-                    origin: Some(oi),
-                }
-            }
-            (Some(_), None) => unreachable!("handled above"),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (Some(dk), Some(ok)) => dk.0.cmp(ok.0),
         };
-        fields.push(field);
+        let dest = (order != Ordering::Greater).then(|| d.next()).flatten();
+        let origin = (order != Ordering::Less).then(|| o.next()).flatten();
+        // The name is borrowed from the destination when it has the field.
+        let name = match (dest, origin) {
+            (Some((name, _)), _) => name.into(),
+            (None, Some((name, _))) => name.to_string().into(),
+            (None, None) => break,
+        };
+        fields.push(PairedField {
+            name,
+            dest: dest.map(|(_, i)| i),
+            origin: origin.map(|(_, i)| i),
+        });
     }
     fields
 }

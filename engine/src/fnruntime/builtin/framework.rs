@@ -51,18 +51,6 @@ pub fn write(list: &ResourceList) -> Result<Vec<u8>, String> {
     .map_err(|e| e.to_string())
 }
 
-/// A successful run: the written list on stdout.
-pub fn success(list: &ResourceList) -> ProcessOutput {
-    match write(list) {
-        Ok(stdout) => ProcessOutput {
-            stdout,
-            stderr: Vec::new(),
-            exit_code: Some(0),
-        },
-        Err(e) => failure(&e),
-    }
-}
-
 /// A failed run as kyaml's framework reports it.
 pub fn failure(message: &str) -> ProcessOutput {
     ProcessOutput {
