@@ -22,9 +22,11 @@ use std::time::{Duration, Instant};
 use crate::event::{Event, Reporter};
 use crate::kptfile::Function;
 use crate::krm;
-use crate::kyaml::{byteio, kio_pipeline, kioutil};
+use crate::kyaml::{byteio, kio_pipeline, kioutil, rnode};
 use crate::yaml::node::Style;
+use crate::yaml::reparse::Restyle;
 use crate::yaml::Node;
+use rayon::prelude::*;
 use results::{parse_results, FnResult};
 
 /// Options that decide which functions may run and how they print.
@@ -225,7 +227,7 @@ impl FunctionRunner {
     /// [`run_in_pipeline`], which also refuses an empty stdout.
     pub fn run(
         &self,
-        input: &mut [Node],
+        input: &mut Vec<Node>,
         config: ConfigSource,
         ctx: &mut RunContext,
     ) -> Result<Vec<Node>, FnError> {
@@ -234,7 +236,7 @@ impl FunctionRunner {
 
     fn run_step(
         &self,
-        input: &mut [Node],
+        input: &mut Vec<Node>,
         config: ConfigSource,
         ctx: &mut RunContext,
         output_use: OutputUse,
@@ -278,7 +280,7 @@ impl FunctionRunner {
     /// the output. Only failures of the call itself are recorded as results.
     fn call(
         &self,
-        input: &mut [Node],
+        input: &mut Vec<Node>,
         config: &ConfigSource,
         record: &mut FnResult,
         ctx: &mut RunContext,
@@ -326,7 +328,7 @@ impl FunctionRunner {
     /// and order restored, and default paths for generated resources.
     fn filter(
         &self,
-        input: &mut [Node],
+        input: &mut Vec<Node>,
         config: &ConfigSource,
         record: &mut FnResult,
         output_use: OutputUse,
@@ -360,7 +362,7 @@ impl FunctionRunner {
     /// for every function but a built-in that runs on nodes.
     fn filter_bytes(
         &self,
-        input: &mut [Node],
+        input: &mut Vec<Node>,
         function_config: Option<&Node>,
         record: &mut FnResult,
         output_use: OutputUse,
@@ -373,7 +375,15 @@ impl FunctionRunner {
         // The ResourceList text can be as large as the tree: it goes before
         // the output nodes are built.
         drop(stdin);
-        let (mut output, results) = self.read_output(input, &process.stdout, echo)?;
+        if echo {
+            if let Some(output) = echoed(input, &process.stdout, self.check_direct) {
+                let output = output.map_err(|e| FnError::Message(e.to_string()))?;
+                return self.default_paths(output, function_config);
+            }
+        }
+        let read = kio_pipeline::read_function_output(&process.stdout)
+            .map_err(|e| FnError::Message(e.to_string()))?;
+        let (mut output, results) = (read.nodes, read.results);
         let empty_stdout = process.stdout.iter().all(u8::is_ascii_whitespace);
         let exit_code = process.exit_code;
         drop(process);
@@ -394,25 +404,6 @@ impl FunctionRunner {
             return Err(FnError::Message(wrote_nothing(&self.name)));
         }
         self.default_paths(output, function_config)
-    }
-
-    /// The items and `results` kpt reads from a function's stdout; for an
-    /// exact `echo` of its input, the input as the model says it parses.
-    fn read_output(
-        &self,
-        input: &[Node],
-        stdout: &[u8],
-        echo: bool,
-    ) -> Result<(Vec<Node>, Option<Node>), FnError> {
-        if let Some(items) = echo
-            .then(|| echoed(input, stdout, self.check_direct))
-            .flatten()
-        {
-            return Ok((items, None));
-        }
-        let read = kio_pipeline::read_function_output(stdout)
-            .map_err(|e| FnError::Message(e.to_string()))?;
-        Ok((read.nodes, read.results))
     }
 
     /// A built-in's successful output on nodes ([`builtin::direct`]), when
@@ -473,22 +464,49 @@ impl FunctionRunner {
 
 /// The output of a function that succeeded by printing its input back
 /// unchanged (an identity function such as `cat`, or a validator that
-/// echoes what it checked), as kpt reads it: the input items as they parse
-/// from that text (`stdout`), from
-/// [`builtin::direct::as_read_keeping_comments`] instead of parsing it
-/// again. `None` (parse the output) when the model declines an item.
-fn echoed(input: &[Node], stdout: &[u8], check: bool) -> Option<Vec<Node>> {
-    let items: Vec<Node> = input
-        .iter()
-        .map(builtin::direct::as_read_keeping_comments)
+/// echoes what it checked), as kpt reads it and restores it: the input
+/// items as they parse from that text ([`Restyle::keeping_comments`]),
+/// restored from themselves ([`kio_pipeline::restore_echo`]). The items are
+/// moved out of `input` and restyled in place. `None`, with `input`
+/// untouched, when the model declines an item (the output is then parsed).
+fn echoed(
+    input: &mut Vec<Node>,
+    stdout: &[u8],
+    check: bool,
+) -> Option<Result<Vec<Node>, crate::kyaml::KyamlError>> {
+    let plans: Vec<Restyle> = input
+        .par_iter()
+        .map(|item| {
+            byteio::cleaning_changes_nothing(item)
+                .then(|| Restyle::keeping_comments(rnode::y_node(item)))
+                .flatten()
+        })
         .collect::<Option<_>>()?;
-    if check {
-        let parsed = kio_pipeline::read_function_output(stdout).unwrap_or_else(|e| {
-            panic!("KRMGRAPH_CHECK_DIRECT: an echo the model took does not parse: {e}")
-        });
-        builtin::direct::check_echo("echo", &items, &parsed.nodes);
+    let expected = check.then(|| {
+        let mut parsed = kio_pipeline::read_function_output(stdout)
+            .unwrap_or_else(|e| {
+                panic!("KRMGRAPH_CHECK_DIRECT: an echo the model took does not parse: {e}")
+            })
+            .nodes;
+        kio_pipeline::copy_comments_and_sync_order(input, &mut parsed)
+            .expect("KRMGRAPH_CHECK_DIRECT: restoring an echo fails");
+        parsed
+    });
+    let mut items = std::mem::take(input);
+    let restored = items
+        .par_iter_mut()
+        .zip(plans)
+        .map(|(item, plan)| kio_pipeline::restore_echo(item, |output| plan.apply(output)))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect::<Result<(), _>>();
+    if let Err(e) = restored {
+        return Some(Err(e));
     }
-    Some(items)
+    if let Some(expected) = expected {
+        builtin::direct::check_echo("echo", &items, &expected);
+    }
+    Some(Ok(items))
 }
 
 /// What becomes of a step's output.
@@ -519,7 +537,7 @@ fn wrote_nothing(name: &str) -> String {
 /// ([`wrote_nothing`]).
 pub fn run_in_pipeline(
     runner: &FunctionRunner,
-    input: &mut [Node],
+    input: &mut Vec<Node>,
     config: ConfigSource,
     ctx: &mut RunContext,
 ) -> Result<Vec<Node>, FnError> {

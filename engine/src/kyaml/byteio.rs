@@ -395,7 +395,7 @@ impl ByteWriter {
     }
 }
 
-fn into_y_node(node: Node) -> Node {
+pub(crate) fn into_y_node(node: Node) -> Node {
     match node.kind {
         Kind::Document if !node.content.is_empty() => {
             node.content.into_iter().next().unwrap_or_default()
@@ -407,7 +407,7 @@ fn into_y_node(node: Node) -> Node {
 /// Whether [`ByteWriter::clean`] with kept reader annotations leaves
 /// `node` as it is: a mapping whose `metadata` and `metadata.annotations`
 /// are absent or have content.
-fn cleaning_changes_nothing(node: &Node) -> bool {
+pub(crate) fn cleaning_changes_nothing(node: &Node) -> bool {
     let root = rnode::y_node(node);
     let has_empty = |map: &Node, name: &str| {
         rnode::pairs(map).any(|(k, v)| k.value == name && v.content.is_empty())

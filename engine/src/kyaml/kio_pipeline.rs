@@ -20,14 +20,14 @@ use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
 
-use super::byteio::{ByteReader, ByteWriter, ReadOutput};
+use super::byteio::{self, ByteReader, ByteWriter, ReadOutput};
 use super::kioutil::{
     self, ID_ANNOTATION, INDEX_ANNOTATION,
     INTERNAL_ANNOTATIONS_MIGRATION_RESOURCE_ID_ANNOTATION as MIGRATION_ID, LEGACY_ID_ANNOTATION,
     LEGACY_INDEX_ANNOTATION, LEGACY_PATH_ANNOTATION, PATH_ANNOTATION,
 };
 use super::{comments, gopath, order, rnode, KyamlError, Result};
-use crate::yaml::Node;
+use crate::yaml::{Kind, Node, Style};
 
 /// Internal annotations of each input, by its migration id.
 pub type AnnotationSnapshot = BTreeMap<String, BTreeMap<String, String>>;
@@ -263,8 +263,75 @@ fn restore_one(ids: &HashMap<String, &Node>, node: &mut Node) -> Result<()> {
     let Some(input) = ids.get(&id) else {
         return Ok(());
     };
-    comments::copy_comments(input, node)?;
-    order::sync_order(input, node)?;
+    restore_from(input, node)
+}
+
+/// What [`copy_comments_and_sync_order`] does to an output paired with
+/// its input.
+fn restore_from(input: &Node, output: &mut Node) -> Result<()> {
+    comments::copy_comments(input, output)?;
+    order::sync_order(input, output)?;
+    clear_ids(output)
+}
+
+/// Turns an input item into the output item of a function that echoed
+/// it: `read_back` makes the (document's root) node what kpt parses back,
+/// comments in place; then what [`copy_comments_and_sync_order`] does to
+/// it. With the output a copy of its input (same comments, same field
+/// order), restoring comes down to what depends on the output alone —
+/// lifting list items' first-key head comments — unless the walk would
+/// switch a folded scalar to double quotes, copy a document's comments to
+/// its root, or reorder duplicate keys; those items are restored from a
+/// copy of the input, as any output is.
+pub fn restore_echo(item: &mut Node, read_back: impl FnOnce(&mut Node)) -> Result<()> {
+    let source = echo_needs_restoring(item).then(|| item.clone());
+    let mut output = byteio::into_y_node(std::mem::take(item));
+    read_back(&mut output);
+    let restored = match &source {
+        Some(source) => restore_from(source, &mut output),
+        None => {
+            order::rearrange_head_comment_of_seq_node(&mut output);
+            clear_ids(&mut output)
+        }
+    };
+    *item = output;
+    restored
+}
+
+/// Whether restoring an echoed `item` does more than
+/// [`restore_echo`]'s short form.
+fn echo_needs_restoring(item: &Node) -> bool {
+    fn walk(node: &Node) -> bool {
+        match node.kind {
+            Kind::Scalar => node.style.has(Style::FOLDED),
+            Kind::Mapping => has_duplicate_keys(node) || node.content.iter().any(walk),
+            _ => node.content.iter().any(walk),
+        }
+    }
+    let document_comments = item.kind == Kind::Document
+        && [&item.head_comment, &item.line_comment, &item.foot_comment]
+            .iter()
+            .any(|c| !c.is_empty());
+    document_comments || walk(rnode::y_node(item))
+}
+
+fn has_duplicate_keys(map: &Node) -> bool {
+    let keys: Vec<&str> = map
+        .content
+        .iter()
+        .step_by(2)
+        .map(|k| k.value.as_str())
+        .collect();
+    if keys.len() <= 16 {
+        // Most mappings are small: comparing pairs beats hashing.
+        return (1..keys.len()).any(|i| keys[..i].contains(&keys[i]));
+    }
+    let mut seen = std::collections::HashSet::new();
+    keys.iter().any(|k| !seen.insert(k))
+}
+
+/// Removes the ids [`set_ids`] gave (what restoring an output ends with).
+pub fn clear_ids(node: &mut Node) -> Result<()> {
     rnode::clear_annotation(node, ID_ANNOTATION)?;
     rnode::clear_annotation(node, LEGACY_ID_ANNOTATION)?;
     Ok(())

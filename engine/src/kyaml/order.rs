@@ -62,7 +62,7 @@ fn visit_elements(from: &Node, to: &mut Node) -> Result<()> {
 /// reached through documents and mappings (not through sequences), an item
 /// without a head comment takes its first key's; otherwise the key's is
 /// appended to the item's and cleared.
-fn rearrange_head_comment_of_seq_node(node: &mut Node) {
+pub(crate) fn rearrange_head_comment_of_seq_node(node: &mut Node) {
     match node.kind {
         Kind::Document | Kind::Mapping => node
             .content

@@ -20,6 +20,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use super::byteio::{ByteReader, ByteWriter};
 use super::gitignore::GitIgnore;
 use super::kioutil::{self, INDEX_ANNOTATION, LEGACY_PATH_ANNOTATION, PATH_ANNOTATION};
@@ -386,10 +388,21 @@ pub fn render_files(mut nodes: Vec<Node>, options: &WriterOptions) -> Result<Ren
         clear_annotations: clear,
         ..ByteWriter::default()
     };
+    // Files are serialized in parallel; the first failure in path order is
+    // the one reported, as a file-by-file writer would meet it.
+    let serialized: Vec<Result<(String, Vec<u8>)>> = groups
+        .into_iter()
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(|(path, mut group)| {
+            kioutil::sort_nodes(&mut group)?;
+            Ok((gopath::clean(&path), writer.write_owned(group)?))
+        })
+        .collect();
     let mut files = BTreeMap::new();
-    for (path, mut group) in groups {
-        kioutil::sort_nodes(&mut group)?;
-        files.insert(gopath::clean(&path), writer.write_owned(group)?);
+    for file in serialized {
+        let (path, bytes) = file?;
+        files.insert(path, bytes);
     }
     Ok(files)
 }

@@ -123,16 +123,48 @@ pub fn restyle_keeping_comments(root: &mut Node) -> bool {
     )
 }
 
-fn restyle_with(root: &mut Node, mut walk: Walk) -> bool {
-    if !walk.root(root) {
-        return false;
+fn restyle_with(root: &mut Node, walk: Walk) -> bool {
+    match Restyle::plan(root, walk) {
+        Some(restyle) => {
+            restyle.apply(root);
+            true
+        }
+        None => false,
     }
-    let mut scalars = walk.scalars.into_iter();
-    match root.kind {
-        Kind::Document => apply(&mut root.content[0], Place::BlockValue, &mut scalars),
-        _ => apply(root, Place::BlockValue, &mut scalars),
+}
+
+/// What [`restyle_keeping_comments`] does to a tree, decided without
+/// changing it, so that a caller with many trees can apply it to all of
+/// them or to none.
+pub struct Restyle {
+    scalars: Vec<(Style, &'static str)>,
+}
+
+impl Restyle {
+    /// [`restyle_keeping_comments`]'s decision for `root`: `None` where it
+    /// declines.
+    pub fn keeping_comments(root: &Node) -> Option<Restyle> {
+        let walk = Walk {
+            comments: true,
+            ..Walk::default()
+        };
+        Restyle::plan(root, walk)
     }
-    true
+
+    fn plan(root: &Node, mut walk: Walk) -> Option<Restyle> {
+        walk.root(root).then_some(Restyle {
+            scalars: walk.scalars,
+        })
+    }
+
+    /// Restyles `root`, the tree this was planned on.
+    pub fn apply(self, root: &mut Node) {
+        let mut scalars = self.scalars.into_iter();
+        match root.kind {
+            Kind::Document => apply(&mut root.content[0], Place::BlockValue, &mut scalars),
+            _ => apply(root, Place::BlockValue, &mut scalars),
+        }
+    }
 }
 
 /// Whether [`restyle`] accepts `root`.
