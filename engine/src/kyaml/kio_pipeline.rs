@@ -508,6 +508,34 @@ mod tests {
         assert!(emit(&out[1]).contains("internal.config.kubernetes.io/id: '9'"));
     }
 
+    /// Inputs an identity function echoes, each a case for
+    /// `restore_echo` (short form or restored from a copy).
+    const ECHOED: &[&str] = &[
+        "apiVersion: v1\nkind: A\nmetadata:\n  name: a # name\ndata:\n  x: '1'\n  y: 2\n",
+        "# document head\n\napiVersion: v1\nkind: A\nmetadata:\n  name: a\n",
+        "apiVersion: v1\nkind: A\nmetadata:\n  name: a\ndata:\n  folded: >-\n    one\n    line\n",
+        "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  items:\n  # first key's head\n  - name: x\n    value: 1\n  - # item head\n    name: y\n",
+        "apiVersion: v1\nkind: A\nmetadata:\n  name: a\nspec:\n  k: 1\n  j: 2\n  k: 3\n",
+        "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations: {x: y}\nspec: {list: [a, b], e: {}}\n",
+    ];
+
+    #[test]
+    fn restore_echo_is_reading_the_echo_back() {
+        for source in ECHOED {
+            let mut inputs = vec![parse(source)];
+            set_ids(&mut inputs).unwrap();
+            let stdin = function_input(&mut inputs, None).unwrap();
+            let mut parsed = read_function_output(&stdin).unwrap().nodes;
+            copy_comments_and_sync_order(&inputs, &mut parsed).unwrap();
+            let plan = crate::yaml::reparse::Restyle::keeping_comments(rnode::y_node(&inputs[0]))
+                .unwrap_or_else(|| panic!("the model declines {source:?}"));
+            let mut echoed = inputs[0].clone();
+            restore_echo(&mut echoed, |output| plan.apply(output)).unwrap();
+            assert_eq!(emit(&echoed), emit(&parsed[0]), "{source}");
+            assert_eq!(echoed.kind, parsed[0].kind, "{source}");
+        }
+    }
+
     #[test]
     fn function_scope_of_the_config_path() {
         let config = |path: &str| resource(&format!("    config.kubernetes.io/path: {path}\n"));
