@@ -69,8 +69,7 @@ impl std::error::Error for CommitError {}
 ///    replace or remove the file); on a failure the error names the path
 ///    and nothing was changed;
 /// 2. stage: create the missing directories and write each new content to
-///    a temporary file beside its target, then make them all durable (one
-///    `syncfs` per filesystem, [`sync_temps`]); on a failure (a full
+///    a temporary file beside its target (fsynced); on a failure (a full
 ///    disk, say) the temporary files and the directories created are
 ///    removed and nothing was changed but the directories' mtimes;
 /// 3. rename each temporary file over its target, then remove the files
@@ -305,7 +304,6 @@ impl<'a> Plan<'a> {
             temps: Vec::new(),
         };
         let mut failure = None;
-        let mut devices = std::collections::BTreeMap::new();
         for dir in &staged.plan.mkdirs {
             match std::fs::create_dir(dir) {
                 Ok(()) => staged.created.push(dir.clone()),
@@ -317,15 +315,15 @@ impl<'a> Plan<'a> {
             }
         }
         if failure.is_none() {
-            // Files are staged in parallel; on a failure every temporary file written is removed, and
-            // the first failure in plan order is reported.
+            // Files are staged in parallel, each waiting for its own fsync
+            // (one syncfs would also wait for every other dirty file of the
+            // filesystem, the cache's blobs among them). On a failure every
+            // temporary file written is removed, and the first failure in
+            // plan order is reported.
             let results: Vec<_> = staged.plan.writes.par_iter().map(write_temp).collect();
             for (w, result) in staged.plan.writes.iter().zip(results) {
                 match result {
-                    Ok((tmp, device)) => {
-                        devices.entry(device).or_insert_with(|| tmp.clone());
-                        staged.temps.push(tmp);
-                    }
+                    Ok(tmp) => staged.temps.push(tmp),
                     Err((op, e)) if failure.is_none() => {
                         let why = format!(
                             "writing a temporary file in {}",
@@ -336,9 +334,6 @@ impl<'a> Plan<'a> {
                     Err(_) => {}
                 }
             }
-        }
-        if failure.is_none() {
-            failure = sync_temps(&staged.temps, devices.values()).err();
         }
         match failure {
             None => Ok(staged),
@@ -408,38 +403,9 @@ impl Staged<'_> {
     }
 }
 
-/// Makes the temporary files durable before any is renamed over its
-/// target: one `syncfs` per filesystem they are on (`one_per_device`
-/// names a file on each), instead of an fsync per file, which on a
-/// journaling filesystem is a journal commit each (seconds for a large
-/// tree). Where `syncfs` fails, every file is fsynced.
-fn sync_temps<'p>(
-    temps: &[PathBuf],
-    one_per_device: impl Iterator<Item = &'p PathBuf>,
-) -> Result<(), CommitError> {
-    use std::os::fd::AsRawFd;
-    let mut synced = true;
-    for path in one_per_device {
-        let file = std::fs::File::open(path).map_err(|e| refused("open", path, &e, ""))?;
-        // SAFETY: syncfs only reads the descriptor, which `file` keeps open.
-        if unsafe { libc::syncfs(file.as_raw_fd()) } != 0 {
-            synced = false;
-        }
-    }
-    if synced {
-        return Ok(());
-    }
-    temps.par_iter().try_for_each(|tmp| {
-        std::fs::File::open(tmp)
-            .and_then(|f| f.sync_all())
-            .map_err(|e| refused("sync", tmp, &e, ""))
-    })
-}
-
 /// Writes `w`'s bytes to a new temporary file beside its target; on a
-/// failure removes it and returns the failing operation. Returns the file
-/// and the device it is on; it is not yet synced ([`sync_temps`]).
-fn write_temp(w: &PlannedWrite) -> Result<(PathBuf, u64), (&'static str, std::io::Error)> {
+/// failure removes it and returns the failing operation.
+fn write_temp(w: &PlannedWrite) -> Result<PathBuf, (&'static str, std::io::Error)> {
     let dir = parent(&w.target);
     let name = w
         .target
@@ -448,16 +414,16 @@ fn write_temp(w: &PlannedWrite) -> Result<(PathBuf, u64), (&'static str, std::io
         .unwrap_or_default();
     let (tmp, mut file) = create_temp(&dir, &name).map_err(|e| ("open", e))?;
     let result = (|| {
-        use std::os::unix::fs::MetadataExt;
         file.write_all(w.bytes).map_err(|e| ("write", e))?;
+        file.sync_all().map_err(|e| ("sync", e))?;
         if let Some(perms) = &w.permissions {
             file.set_permissions(perms.clone())
                 .map_err(|e| ("chmod", e))?;
         }
-        Ok(file.metadata().map_err(|e| ("stat", e))?.dev())
+        Ok(())
     })();
     match result {
-        Ok(device) => Ok((tmp, device)),
+        Ok(()) => Ok(tmp),
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
             Err(e)
