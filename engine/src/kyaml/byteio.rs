@@ -13,6 +13,8 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
+
 use super::kioutil::{self, INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION, SEQ_INDENT_ANNOTATION};
 use super::rnode::{self, BARE_SEQ_NODE_WRAPPING_KEY};
 use super::{gopath, json, seqindent, yamlio, KyamlError, Result};
@@ -24,6 +26,10 @@ pub const RESOURCE_LIST_KIND: &str = "ResourceList";
 pub const RESOURCE_LIST_API_VERSION: &str = "config.kubernetes.io/v1";
 /// File globs written as JSON (`kio.JSONMatch`).
 pub const JSON_MATCH: &[&str] = &["*.json"];
+
+/// From this many items on, a function's ResourceList is encoded item by
+/// item in parallel: below it, the pool's overhead is more than the gain.
+const PARALLEL_ITEMS: usize = 128;
 
 /// `kio.ByteReader`'s options.
 #[derive(Clone, Debug, Default)]
@@ -323,13 +329,71 @@ impl ByteWriter {
             return self.write(nodes);
         }
         let roots: Vec<Node> = nodes.iter_mut().map(take_y_node).collect();
-        let mut doc = self.wrapped(roots);
-        let bytes = yamlio::encode_documents([(&doc, true)]);
-        let items = &mut doc.content[0].content[5].content;
-        for (node, root) in nodes.iter_mut().zip(items.drain(..)) {
+        let (bytes, roots) = self.encode_list(roots, PARALLEL_ITEMS);
+        for (node, root) in nodes.iter_mut().zip(roots) {
             put_y_node(node, root);
         }
         bytes
+    }
+
+    /// The wrapped list of `roots`, encoded; the roots are handed back.
+    /// From `parallel_from` items on, the items are encoded at once on the
+    /// render's pool ([`Self::encode_items_in_parallel`]).
+    fn encode_list(
+        &self,
+        mut roots: Vec<Node>,
+        parallel_from: usize,
+    ) -> (Result<Vec<u8>>, Vec<Node>) {
+        if roots.len() >= parallel_from {
+            if let Some(bytes) = self.encode_items_in_parallel(&mut roots) {
+                return (Ok(bytes), roots);
+            }
+        }
+        let mut doc = self.wrapped(roots);
+        let bytes = yamlio::encode_documents([(&doc, true)]);
+        let roots = std::mem::take(&mut doc.content[0].content[5].content);
+        (bytes, roots)
+    }
+
+    /// The wrapped list with each item encoded on its own, as a list of
+    /// one, and the texts joined. The emitter carries nothing from one
+    /// list item to the next but a foot comment (written as the next
+    /// item's tail comment), so an item's text is the same alone: items
+    /// with foot comments are declined. The list's own text around its
+    /// items comes from encoding it with the first item alone, which also
+    /// checks that item's text is what the list writes. `None` (encode
+    /// the list whole) where that does not hold, an item ends its text
+    /// with a document end marker, or encoding fails.
+    fn encode_items_in_parallel(&self, roots: &mut [Node]) -> Option<Vec<u8>> {
+        if roots.is_empty() || roots.iter().any(has_foot_comment) {
+            return None;
+        }
+        let items: Vec<Vec<u8>> = roots
+            .par_iter_mut()
+            .map(|root| {
+                let mut list = rnode::new_node(Kind::Sequence);
+                list.content.push(std::mem::take(root));
+                let bytes = yamlio::encode_documents([(&list, true)]);
+                *root = list.content.pop().unwrap_or_default();
+                bytes
+                    .ok()
+                    .filter(|b| b.starts_with(b"- ") && !b.ends_with(b"\n...\n"))
+            })
+            .collect::<Option<_>>()?;
+        let mut doc = self.wrapped(vec![std::mem::take(&mut roots[0])]);
+        let with_first = yamlio::encode_documents([(&doc, true)]);
+        roots[0] = doc.content[0].content[5].content.pop().unwrap_or_default();
+        let with_first = with_first.ok()?;
+        let marker = b"\nitems:\n";
+        let at = with_first.windows(marker.len()).position(|w| w == marker)? + marker.len();
+        let (head, rest) = with_first.split_at(at);
+        let tail = rest.strip_prefix(items[0].as_slice())?;
+        let mut bytes =
+            Vec::with_capacity(head.len() + tail.len() + items.iter().map(Vec::len).sum::<usize>());
+        bytes.extend_from_slice(head);
+        items.iter().for_each(|item| bytes.extend_from_slice(item));
+        bytes.extend_from_slice(tail);
+        Some(bytes)
     }
 
     /// Removes the reader's and the requested annotations, then empty
@@ -429,6 +493,11 @@ fn take_y_node(node: &mut Node) -> Node {
     }
 }
 
+/// Whether any node of `node` has a foot comment.
+fn has_foot_comment(node: &Node) -> bool {
+    !node.foot_comment.is_empty() || node.content.iter().any(has_foot_comment)
+}
+
 /// Undoes [`take_y_node`].
 fn put_y_node(node: &mut Node, root: Node) {
     match node.kind {
@@ -449,6 +518,59 @@ fn unwrap_bare_sequence_node(node: &Node) -> &Node {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every mapping document of the YAML files under `testdata/` and, where
+    /// it is checked out beside the repository, the conformance corpus.
+    fn fixture_roots() -> Vec<Node> {
+        fn walk(dir: &std::path::Path, out: &mut Vec<Node>) {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+            paths.sort();
+            for path in paths {
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if path.extension().is_some_and(|e| e == "yaml") {
+                    let bytes = std::fs::read(&path).unwrap_or_default();
+                    let mut decoder = crate::yaml::decode::Decoder::new(&bytes);
+                    while let Ok(Some(doc)) = decoder.next_document() {
+                        let root = into_y_node(doc);
+                        if root.kind == Kind::Mapping {
+                            out.push(root);
+                        }
+                    }
+                }
+            }
+        }
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut roots = Vec::new();
+        walk(&repo.join("testdata"), &mut roots);
+        walk(&repo.join("../shared/conformance"), &mut roots);
+        roots
+    }
+
+    #[test]
+    fn items_encoded_in_parallel_are_the_list_encoded_whole() {
+        let roots = fixture_roots();
+        assert!(roots.len() > 100, "{} fixture documents", roots.len());
+        let writer = ByteWriter::resource_list(None);
+        let mut parallel = 0;
+        for window in roots.chunks(5).chain([roots.as_slice()]) {
+            let whole = writer.encode_list(window.to_vec(), usize::MAX);
+            let mut items = window.to_vec();
+            let joined = writer.encode_items_in_parallel(&mut items);
+            assert_eq!(items, window, "the items come back as they went");
+            if let Some(joined) = joined {
+                parallel += 1;
+                assert_eq!(
+                    String::from_utf8_lossy(&joined),
+                    String::from_utf8_lossy(&whole.0.unwrap())
+                );
+            }
+        }
+        assert!(parallel > 20, "only {parallel} lists encoded in parallel");
+    }
 
     fn split(s: &str) -> Result<Vec<String>> {
         split_documents(s.as_bytes()).map(|d| {
