@@ -39,15 +39,31 @@ pub type AnnotationSnapshot = BTreeMap<String, BTreeMap<String, String>>;
 pub fn preprocess_for_internal_annotation_migration(
     nodes: &mut [Node],
 ) -> Result<AnnotationSnapshot> {
-    let mut snapshot = BTreeMap::new();
-    for (i, node) in nodes.iter_mut().enumerate() {
+    let entries = in_order(nodes, |i, node| {
         let id = i.to_string();
         rnode::set_annotation(node, MIGRATION_ID, &id)?;
-        snapshot.insert(id, kioutil::get_internal_annotations(node));
+        let internal = kioutil::get_internal_annotations(node);
         kioutil::copy_legacy_annotations(node)?;
         check_mismatched_annotations(node)?;
-    }
-    Ok(snapshot)
+        Ok((id, internal))
+    })?;
+    Ok(entries.into_iter().collect())
+}
+
+/// Runs `f` on every node (with its position) on the render's pool: each
+/// node's bookkeeping is its own. The error is the first in node order,
+/// the one a loop would have stopped at.
+fn in_order<T: Send>(
+    nodes: &mut [Node],
+    f: impl Fn(usize, &mut Node) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    nodes
+        .par_iter_mut()
+        .enumerate()
+        .map(|(i, node)| f(i, node))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect()
 }
 
 /// What the pipeline does with a filter's output.
@@ -95,13 +111,14 @@ pub fn reconcile_internal_annotations(
     snapshot: &AnnotationSnapshot,
 ) -> Result<()> {
     let (use_internal, use_legacy) = determine_annotations_format(snapshot)?;
-    for node in nodes.iter_mut() {
+    in_order(nodes, |_, node| {
         missing_internal_or_legacy_annotations(node)?;
         check_annotations_altered(node, snapshot)?;
         format_internal_annotations(node, use_internal, use_legacy)?;
         check_mismatched_annotations(node)?;
         rnode::clear_annotation(node, MIGRATION_ID)?;
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 
@@ -210,11 +227,12 @@ fn format_internal_annotations(
 /// `FunctionFilter.setIds`: `internal.config.kubernetes.io/id` and
 /// `config.k8s.io/id` set to `'1'..'n'`.
 pub fn set_ids(nodes: &mut [Node]) -> Result<()> {
-    for (i, node) in nodes.iter_mut().enumerate() {
+    in_order(nodes, |i, node| {
         let id = (i + 1).to_string();
         rnode::set_annotation(node, ID_ANNOTATION, &id)?;
         rnode::set_annotation(node, LEGACY_ID_ANNOTATION, &id)?;
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 
