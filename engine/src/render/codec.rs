@@ -31,6 +31,8 @@
 
 use std::time::Duration;
 
+use rayon::prelude::*;
+
 use crate::event::Event;
 use crate::fnruntime::results::{Field, File, FnResult, ResourceRef, ResultItem};
 use crate::yaml::node::{Kind, Style};
@@ -40,6 +42,9 @@ use crate::yaml::Node;
 const NODES_MAGIC: &[u8] = b"krmgraph nodes 1\n";
 /// The first bytes of a log blob (events and results).
 const LOG_MAGIC: &[u8] = b"krmgraph log 1\n";
+
+/// From this many nodes on, [`encode_nodes`] encodes them in parallel.
+const PARALLEL_NODES: usize = 64;
 
 /// Nesting deeper than this is not encoded (the step is not cached), so
 /// decoding cannot recurse without bound.
@@ -286,9 +291,24 @@ impl<'r> Encoder<'r> {
 pub fn encode_nodes(nodes: &[Node], root: &Root) -> Option<Vec<u8>> {
     let mut e = Encoder::new(root, NODES_MAGIC);
     e.varint(nodes.len() as u64);
-    for node in nodes {
-        e.node(node, 0)?;
+    if nodes.len() < PARALLEL_NODES {
+        for node in nodes {
+            e.node(node, 0)?;
+        }
+        return Some(e.out);
     }
+    // A node's bytes depend on the node alone: large lists (the root's
+    // output, which is encoded while nothing else runs) are encoded at
+    // once on the render's pool.
+    let parts: Vec<Vec<u8>> = nodes
+        .par_iter()
+        .map(|node| {
+            let mut part = Encoder::new(root, b"");
+            part.node(node, 0)?;
+            Some(part.out)
+        })
+        .collect::<Option<_>>()?;
+    parts.iter().for_each(|part| e.out.extend_from_slice(part));
     Some(e.out)
 }
 
@@ -619,6 +639,21 @@ mod tests {
         let nodes = parse(YAML);
         let root = Root::new("/work/a/pkg");
         let bytes = encode_nodes(&nodes, &root).unwrap();
+        assert_eq!(decode_nodes(&bytes, &root).unwrap(), nodes);
+    }
+
+    #[test]
+    fn many_nodes_encode_as_one_after_the_other() {
+        let one = parse(YAML);
+        let nodes: Vec<Node> = (0..PARALLEL_NODES).flat_map(|_| one.clone()).collect();
+        let root = Root::new("/work/a/pkg");
+        let bytes = encode_nodes(&nodes, &root).unwrap();
+        let mut sequential = Encoder::new(&root, NODES_MAGIC);
+        sequential.varint(nodes.len() as u64);
+        for node in &nodes {
+            sequential.node(node, 0).unwrap();
+        }
+        assert_eq!(bytes, sequential.out);
         assert_eq!(decode_nodes(&bytes, &root).unwrap(), nodes);
     }
 
