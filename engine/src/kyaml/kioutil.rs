@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use rayon::prelude::*;
+
 use super::rnode::{self, ResourceMeta};
 use super::{gopath, KyamlError, Result};
 use crate::yaml::Node;
@@ -110,8 +112,12 @@ pub fn create_path_annotation_value(dir: &str, meta: &ResourceMeta) -> String {
 /// as in kyaml; order is still kept by the stable sort.
 pub fn default_path_and_index_annotation(dir: &str, nodes: &mut [Node]) -> Result<()> {
     let mut counts: BTreeMap<String, i64> = BTreeMap::new();
-    for node in nodes.iter_mut() {
-        copy_legacy_annotations(node)?;
+    // Copying the legacy twins is each node's own business: done on the
+    // pool first; each node's outcome is met in the loop, so the error
+    // reported is still the first in node order.
+    let copied: Vec<Result<()>> = nodes.par_iter_mut().map(copy_legacy_annotations).collect();
+    for (node, copied) in nodes.iter_mut().zip(copied) {
+        copied?;
         let meta = rnode::meta_view(node)?;
         if let Some(path) = meta.annotation(PATH_ANNOTATION) {
             if let Some(index) = meta.annotation(INDEX_ANNOTATION) {

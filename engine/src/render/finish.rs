@@ -8,6 +8,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
+
 use super::hydrate::Hydrator;
 use super::{Output, RenderError, RenderOptions};
 use crate::fnruntime::results::result_list_node;
@@ -172,22 +174,30 @@ fn writer_options(dir: &Path) -> pkgio::WriterOptions {
 /// package and the package-path annotation goes away.
 fn adjust_rel_paths(resources: &mut [Node], root_dir: &Path) -> Result<(), RenderError> {
     let root = root_dir.to_string_lossy().into_owned();
-    for r in resources.iter_mut() {
-        let pkg_path = krm::annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
-        let path = krm::path_of(r);
-        let Some(rel_pkg) = pkg_path.strip_prefix(&root) else {
-            return Err(RenderError::Message(format!(
-                "subpackage {} is not a descendant of {}",
-                crate::gostr::quote(&pkg_path),
-                crate::gostr::quote(&root)
-            )));
-        };
-        let joined = format!(".{}/{}", rel_pkg, clean_path(&path));
-        let new_path = clean_path(&joined);
-        krm::set_annotation(r, kioutil::PATH_ANNOTATION, &new_path);
-        krm::set_annotation(r, kioutil::LEGACY_PATH_ANNOTATION, &new_path);
-        krm::clear_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION);
-    }
+    // Each resource on its own, on the pool; the error is the first in
+    // resource order, the one a loop would stop at.
+    let adjusted: Vec<Result<(), RenderError>> = resources
+        .par_iter_mut()
+        .map(|r| adjust_rel_path(r, &root))
+        .collect();
+    adjusted.into_iter().collect()
+}
+
+fn adjust_rel_path(r: &mut Node, root: &str) -> Result<(), RenderError> {
+    let pkg_path = krm::annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
+    let path = krm::path_of(r);
+    let Some(rel_pkg) = pkg_path.strip_prefix(root) else {
+        return Err(RenderError::Message(format!(
+            "subpackage {} is not a descendant of {}",
+            crate::gostr::quote(&pkg_path),
+            crate::gostr::quote(root)
+        )));
+    };
+    let joined = format!(".{}/{}", rel_pkg, clean_path(&path));
+    let new_path = clean_path(&joined);
+    krm::set_annotation(r, kioutil::PATH_ANNOTATION, &new_path);
+    krm::set_annotation(r, kioutil::LEGACY_PATH_ANNOTATION, &new_path);
+    krm::clear_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION);
     Ok(())
 }
 
@@ -200,10 +210,10 @@ fn attribute(resources: &mut [Node]) {
         return;
     }
     for r in resources.iter_mut() {
-        let Ok(meta) = rnode::get_meta(r) else {
-            continue;
-        };
-        if !meta.api_version.contains(".cnrm.") {
+        // Most resources are not Config Connector's: their apiVersion is
+        // read without copying their metadata.
+        let cnrm = rnode::meta_view(r).is_ok_and(|m| m.api_version.contains(".cnrm."));
+        if !cnrm || rnode::get_meta(r).is_err() {
             continue;
         }
         let current = krm::annotation(r, CNRM_ANNOTATION).unwrap_or_default();
