@@ -27,4 +27,6 @@ pub mod krm;
 pub mod kyaml;
 pub mod package;
 pub mod render;
+#[cfg(test)]
+mod testing;
 pub mod yaml;

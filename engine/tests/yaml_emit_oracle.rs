@@ -15,6 +15,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod common;
+
 use krmgraph_engine::yaml::node::{Kind, Node, Style};
 use krmgraph_engine::yaml::Encoder;
 
@@ -309,23 +311,6 @@ fn emitter_matches_goldens() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-fn conformance_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            conformance_files(&path, out);
-        } else {
-            let name = path.file_name().unwrap().to_string_lossy();
-            if name.ends_with(".yaml") || name.ends_with(".yml") || name == "Kptfile" {
-                out.push(path);
-            }
-        }
-    }
-}
-
 #[test]
 fn emitter_matches_oracle_on_conformance() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance");
@@ -338,7 +323,7 @@ fn emitter_matches_oracle_on_conformance() {
         return;
     }
     let mut files = Vec::new();
-    conformance_files(&dir, &mut files);
+    common::yaml_files(&dir, &mut files);
     files.sort();
     let mut failures = Vec::new();
     let (mut compared, mut identical, mut unparsable) = (0, 0, 0);

@@ -519,34 +519,19 @@ fn unwrap_bare_sequence_node(node: &Node) -> &Node {
 mod tests {
     use super::*;
 
-    /// Every mapping document of the YAML files under `testdata/` and, where
-    /// it is checked out beside the repository, the conformance corpus.
+    /// Every mapping document of the fixture YAML files.
     fn fixture_roots() -> Vec<Node> {
-        fn walk(dir: &std::path::Path, out: &mut Vec<Node>) {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                return;
-            };
-            let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-            paths.sort();
-            for path in paths {
-                if path.is_dir() {
-                    walk(&path, out);
-                } else if path.extension().is_some_and(|e| e == "yaml") {
-                    let bytes = std::fs::read(&path).unwrap_or_default();
-                    let mut decoder = crate::yaml::decode::Decoder::new(&bytes);
-                    while let Ok(Some(doc)) = decoder.next_document() {
-                        let root = into_y_node(doc);
-                        if root.kind == Kind::Mapping {
-                            out.push(root);
-                        }
-                    }
+        let mut roots = Vec::new();
+        for path in crate::testing::fixture_files(&["yaml"]) {
+            let bytes = std::fs::read(&path).unwrap_or_default();
+            let mut decoder = crate::yaml::decode::Decoder::new(&bytes);
+            while let Ok(Some(doc)) = decoder.next_document() {
+                let root = into_y_node(doc);
+                if root.kind == Kind::Mapping {
+                    roots.push(root);
                 }
             }
         }
-        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut roots = Vec::new();
-        walk(&repo.join("testdata"), &mut roots);
-        walk(&repo.join("../shared/conformance"), &mut roots);
         roots
     }
 

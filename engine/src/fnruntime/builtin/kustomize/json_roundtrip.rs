@@ -328,33 +328,12 @@ mod tests {
     // the project's fixtures and the conformance corpus.
 
     use crate::kyaml::byteio::ByteReader;
-    use std::path::Path;
-
-    fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                yaml_files(&path, out);
-            } else if path
-                .extension()
-                .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-            {
-                out.push(path);
-            }
-        }
-    }
 
     /// Values and text agree wherever the values path answers, and it
     /// answers for most resources.
     #[test]
     fn values_path_matches_text_path_on_fixtures() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut files = Vec::new();
-        yaml_files(&root.join("testdata"), &mut files);
-        yaml_files(&root.join("../shared/conformance"), &mut files);
+        let files = crate::testing::fixture_files(&["yaml", "yml", "json"]);
         let (mut answered, mut total) = (0, 0);
         for file in files {
             let bytes = std::fs::read(&file).unwrap();
