@@ -221,7 +221,8 @@ impl FunctionRunner {
     }
 
     /// Runs the function on `input` (which gains kpt's id annotations, as
-    /// kpt's input nodes do) and returns its output. Prints and records as
+    /// kpt's input nodes do) and returns its output; on success `input`
+    /// may be left empty (an echoed input is moved into the output). Prints and records as
     /// kpt does. `config` overrides the runner's functionConfig. This is
     /// how validators run (their output is discarded); mutators run through
     /// [`run_in_pipeline`], which also refuses an empty stdout.
@@ -534,7 +535,8 @@ fn wrote_nothing(name: &str) -> String {
 /// One mutator inside kyaml's `kio.Pipeline`: the internal-annotation
 /// bookkeeping around the call (an empty output list skips
 /// reconciliation). A mutator that writes nothing at all fails
-/// ([`wrote_nothing`]).
+/// ([`wrote_nothing`]). As with [`FunctionRunner::run`], `input` may be
+/// left empty on success.
 pub fn run_in_pipeline(
     runner: &FunctionRunner,
     input: &mut Vec<Node>,

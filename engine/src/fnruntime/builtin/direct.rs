@@ -137,8 +137,8 @@ pub fn check(
     );
 }
 
-/// Panics unless `echoed` (the input as an echoing function's output, from
-/// [`as_read_keeping_comments`]) is what parsing the output gives.
+/// Panics unless `echoed` (an echoing function's output as the model
+/// gives it) is what parsing, and restoring, the output gives.
 pub fn check_echo(name: &str, echoed: &[Node], parsed: &[Node]) {
     let same = echoed.len() == parsed.len()
         && echoed
