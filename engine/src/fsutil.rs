@@ -72,9 +72,9 @@ impl std::error::Error for CommitError {}
 ///    a temporary file beside its target (fsynced); on a failure (a full
 ///    disk, say) the temporary files and the directories created are
 ///    removed and nothing was changed but the directories' mtimes;
-/// 3. rename each temporary file over its target, then remove the files
-///    to remove. Only a failure here, after everything before succeeded,
-///    leaves some changes made; the error says so.
+/// 3. rename each temporary file over its target (all at once), then
+///    remove the files to remove. Only a failure here, after everything
+///    before succeeded, leaves some changes made; the error says how many.
 pub fn commit(changes: &[FileChange]) -> Result<(), CommitError> {
     let plan = Plan::new(changes)?;
     let staged = plan.stage()?;
@@ -366,21 +366,27 @@ impl Staged<'_> {
 
     fn apply(self) -> Result<(), CommitError> {
         let total = self.temps.len() + self.plan.removes.len();
-        for (i, (tmp, w)) in self.temps.iter().zip(&self.plan.writes).enumerate() {
-            if let Err(e) = std::fs::rename(tmp, &w.target) {
-                for left in &self.temps[i..] {
-                    let _ = std::fs::remove_file(left);
-                }
-                return Err(CommitError {
-                    removing: false,
-                    message: format!(
-                        "rename {} {}: {} ({i} of {total} changes were already made)",
-                        tmp.display(),
-                        w.target.display(),
-                        crate::fnruntime::exec::go_errno_text(&e)
-                    ),
-                });
-            }
+        // At once, like the fsyncs: replacing a file frees the old one's
+        // blocks, which waits on the disk (a discard, on a filesystem
+        // mounted with `discard`). Every rename is tried; a temporary file
+        // that could not be renamed is removed.
+        let pairs: Vec<_> = self.temps.iter().zip(&self.plan.writes).collect();
+        let renamed = map_blocking(&pairs, |(tmp, w)| {
+            std::fs::rename(tmp, &w.target).inspect_err(|_| {
+                let _ = std::fs::remove_file(tmp);
+            })
+        });
+        let done = renamed.iter().filter(|r| r.is_ok()).count();
+        if let Some(((tmp, w), Err(e))) = pairs.iter().zip(&renamed).find(|(_, r)| r.is_err()) {
+            return Err(CommitError {
+                removing: false,
+                message: format!(
+                    "rename {} {}: {} ({done} of {total} changes were already made)",
+                    tmp.display(),
+                    w.target.display(),
+                    crate::fnruntime::exec::go_errno_text(e)
+                ),
+            });
         }
         for (i, path) in self.plan.removes.iter().enumerate() {
             let result = match std::fs::symlink_metadata(path) {
