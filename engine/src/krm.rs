@@ -41,16 +41,12 @@ fn is_kustomization(resource: &Node) -> bool {
 /// kpt's `AreKRM`: the first resource that is not KRM, as
 /// `<path>: <reason>`.
 pub fn check_all_krm(resources: &[Node]) -> Result<(), String> {
-    for resource in resources {
+    crate::par::first_failure(resources, |resource| {
         if is_kustomization(resource) {
-            continue;
+            return Ok(());
         }
-        if let Err(reason) = check_krm(resource) {
-            let path = path_of(resource);
-            return Err(format!("{path}: {reason}"));
-        }
-    }
-    Ok(())
+        check_krm(resource).map_err(|reason| format!("{}: {reason}", path_of(resource)))
+    })
 }
 
 /// The value of annotation `key`, if set.

@@ -14,6 +14,7 @@
 //! - [`eval`]: `fn eval`, one function over a package or stdin.
 //! - [`event`]: progress events and kpt's progress text.
 //! - [`gostr`], [`fsutil`]: Go string formatting; atomic file writes.
+//! - [`par`]: per-resource passes on the render's pool, with a loop's error.
 
 #![deny(missing_docs)]
 
@@ -26,6 +27,7 @@ pub mod kptfile;
 pub mod krm;
 pub mod kyaml;
 pub mod package;
+pub mod par;
 pub mod render;
 #[cfg(test)]
 mod testing;

@@ -304,14 +304,17 @@ impl FunctionRunner {
             }
         };
         let mut output = output;
-        for resource in output.iter_mut().filter(|_| self.set_package_path) {
-            if krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
-                krm::set_annotation(
-                    resource,
-                    kioutil::PACKAGE_PATH_ANNOTATION,
-                    &self.package_dir,
-                );
-            }
+        if self.set_package_path {
+            let _ = crate::par::each_mut(&mut output, |_, resource| {
+                if krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
+                    krm::set_annotation(
+                        resource,
+                        kioutil::PACKAGE_PATH_ANNOTATION,
+                        &self.package_dir,
+                    );
+                }
+                Ok::<_, ()>(())
+            });
         }
         enforce_path_invariants(&output).map_err(FnError::Message)?;
         crate::krm::check_all_krm(&output).map_err(|e| {
@@ -603,19 +606,25 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
 /// kpt's `enforcePathInvariants`: no resource may leave its package
 /// (`../`), and no two resources may share package, path and index.
 pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
-    let mut seen = std::collections::HashSet::new();
-    for resource in output {
+    // Each resource's key on the pool; the checks in order, so the first
+    // failure is the one a loop meets.
+    let keys = crate::par::each(output, |resource| {
         let package =
             krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
         let path = krm::path_of(resource);
         let index = krm::index_of(resource);
         let cleaned = crate::kptfile::validate::clean_path(&path);
-        if cleaned.starts_with("../") {
+        let outside = cleaned.starts_with("../").then_some(path);
+        Ok::<_, ()>((outside, (package, cleaned, index)))
+    })
+    .unwrap_or_default();
+    let mut seen = std::collections::HashSet::new();
+    for (outside, key) in keys {
+        if let Some(path) = outside {
             return Err(format!(
                 "function must not modify resources outside of package: resource has path {path}"
             ));
         }
-        let key = (package, cleaned, index);
         if seen.contains(&key) {
             // kpt names the cleaned path (`./a.yaml` is reported as `a.yaml`).
             return Err(format!(

@@ -27,6 +27,7 @@ use super::kioutil::{
     LEGACY_INDEX_ANNOTATION, LEGACY_PATH_ANNOTATION, PATH_ANNOTATION,
 };
 use super::{comments, gopath, order, rnode, KyamlError, Result};
+use crate::par::each_mut;
 use crate::yaml::{Kind, Node, Style};
 
 /// Internal annotations of each input, by its migration id.
@@ -39,7 +40,7 @@ pub type AnnotationSnapshot = BTreeMap<String, BTreeMap<String, String>>;
 pub fn preprocess_for_internal_annotation_migration(
     nodes: &mut [Node],
 ) -> Result<AnnotationSnapshot> {
-    let entries = in_order(nodes, |i, node| {
+    let entries = each_mut::<_, _, KyamlError>(nodes, |i, node| {
         let id = i.to_string();
         rnode::set_annotation(node, MIGRATION_ID, &id)?;
         let internal = kioutil::get_internal_annotations(node);
@@ -48,22 +49,6 @@ pub fn preprocess_for_internal_annotation_migration(
         Ok((id, internal))
     })?;
     Ok(entries.into_iter().collect())
-}
-
-/// Runs `f` on every node (with its position) on the render's pool: each
-/// node's bookkeeping is its own. The error is the first in node order,
-/// the one a loop would have stopped at.
-fn in_order<T: Send>(
-    nodes: &mut [Node],
-    f: impl Fn(usize, &mut Node) -> Result<T> + Sync,
-) -> Result<Vec<T>> {
-    nodes
-        .par_iter_mut()
-        .enumerate()
-        .map(|(i, node)| f(i, node))
-        .collect::<Vec<_>>()
-        .into_iter()
-        .collect()
 }
 
 /// What the pipeline does with a filter's output.
@@ -111,7 +96,7 @@ pub fn reconcile_internal_annotations(
     snapshot: &AnnotationSnapshot,
 ) -> Result<()> {
     let (use_internal, use_legacy) = determine_annotations_format(snapshot)?;
-    in_order(nodes, |_, node| {
+    each_mut::<_, _, KyamlError>(nodes, |_, node| {
         missing_internal_or_legacy_annotations(node)?;
         check_annotations_altered(node, snapshot)?;
         format_internal_annotations(node, use_internal, use_legacy)?;
@@ -227,7 +212,7 @@ fn format_internal_annotations(
 /// `FunctionFilter.setIds`: `internal.config.kubernetes.io/id` and
 /// `config.k8s.io/id` set to `'1'..'n'`.
 pub fn set_ids(nodes: &mut [Node]) -> Result<()> {
-    in_order(nodes, |i, node| {
+    each_mut::<_, _, KyamlError>(nodes, |i, node| {
         let id = (i + 1).to_string();
         rnode::set_annotation(node, ID_ANNOTATION, &id)?;
         rnode::set_annotation(node, LEGACY_ID_ANNOTATION, &id)?;

@@ -151,14 +151,15 @@ pub fn default_path_and_index_annotation(dir: &str, nodes: &mut [Node]) -> Resul
 /// `DefaultPathAnnotation`: gives resources without a path the default path
 /// under `dir` (both twins).
 pub fn default_path_annotation(dir: &str, nodes: &mut [Node]) -> Result<()> {
-    for node in nodes.iter_mut() {
+    crate::par::each_mut::<_, _, KyamlError>(nodes, |_, node| {
         copy_legacy_annotations(node)?;
         let meta = rnode::meta_view(node)?;
         if meta.annotation(PATH_ANNOTATION).is_none() {
             let path = create_path_annotation_value(dir, &meta.to_owned());
             set_path(node, &path)?;
         }
-    }
+        Ok(())
+    })?;
     Ok(())
 }
 

@@ -350,7 +350,7 @@ pub type RenderedFiles = BTreeMap<String, Vec<u8>>;
 /// and serializes each file as [`ByteWriter`] does.
 pub fn render_files(mut nodes: Vec<Node>, options: &WriterOptions) -> Result<RenderedFiles> {
     kioutil::default_path_and_index_annotation("", &mut nodes)?;
-    for node in &nodes {
+    crate::par::first_failure(&nodes, |node| {
         for key in [INDEX_ANNOTATION, PATH_ANNOTATION] {
             if rnode::get_annotation(node, key)?.is_none_or(|v| v.value.is_empty()) {
                 return Err(KyamlError::Package(format!(
@@ -358,12 +358,17 @@ pub fn render_files(mut nodes: Vec<Node>, options: &WriterOptions) -> Result<Ren
                 )));
             }
         }
-    }
+        Ok(())
+    })?;
+    let paths = crate::par::each(&nodes, |node| {
+        Ok::<_, KyamlError>(
+            rnode::get_annotation(node, PATH_ANNOTATION)?
+                .map(|v| v.value.clone())
+                .unwrap_or_default(),
+        )
+    })?;
     let mut groups: BTreeMap<String, Vec<Node>> = BTreeMap::new();
-    for node in nodes {
-        let path = rnode::get_annotation(&node, PATH_ANNOTATION)?
-            .map(|v| v.value.clone())
-            .unwrap_or_default();
+    for (node, path) in nodes.into_iter().zip(paths) {
         if gopath::is_abs(&path) {
             return Err(KyamlError::Package(
                 "package paths may not be absolute paths".into(),

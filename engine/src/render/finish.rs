@@ -8,7 +8,6 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
 
 use super::hydrate::Hydrator;
 use super::{Output, RenderError, RenderOptions};
@@ -64,10 +63,11 @@ fn write_output_unclassified(
 ) -> Result<Vec<u8>, RenderError> {
     match output {
         Output::InPlace => {
-            let output_files: BTreeSet<String> = resources
-                .iter()
-                .map(|r| clean_path(&krm::path_of(r)))
-                .collect();
+            let output_files: BTreeSet<String> =
+                crate::par::each(&resources, |r| Ok::<_, ()>(clean_path(&krm::path_of(r))))
+                    .unwrap_or_default()
+                    .into_iter()
+                    .collect();
             let files = pkgio::render_files(resources, &writer_options(root_dir))
                 .map_err(|e| RenderError::Message(e.to_string()))?;
             check_writable(root_dir, files.keys())?;
@@ -174,13 +174,8 @@ fn writer_options(dir: &Path) -> pkgio::WriterOptions {
 /// package and the package-path annotation goes away.
 fn adjust_rel_paths(resources: &mut [Node], root_dir: &Path) -> Result<(), RenderError> {
     let root = root_dir.to_string_lossy().into_owned();
-    // Each resource on its own, on the pool; the error is the first in
-    // resource order, the one a loop would stop at.
-    let adjusted: Vec<Result<(), RenderError>> = resources
-        .par_iter_mut()
-        .map(|r| adjust_rel_path(r, &root))
-        .collect();
-    adjusted.into_iter().collect()
+    crate::par::each_mut(resources, |_, r| adjust_rel_path(r, &root))?;
+    Ok(())
 }
 
 fn adjust_rel_path(r: &mut Node, root: &str) -> Result<(), RenderError> {
@@ -209,12 +204,12 @@ fn attribute(resources: &mut [Node]) {
     if std::env::var_os("KPT_DISABLE_ATTRIBUTION").is_some() {
         return;
     }
-    for r in resources.iter_mut() {
+    let _ = crate::par::each_mut(resources, |_, r| {
         // Most resources are not Config Connector's: their apiVersion is
         // read without copying their metadata.
         let cnrm = rnode::meta_view(r).is_ok_and(|m| m.api_version.contains(".cnrm."));
         if !cnrm || rnode::get_meta(r).is_err() {
-            continue;
+            return Ok::<_, ()>(());
         }
         let current = krm::annotation(r, CNRM_ANNOTATION).unwrap_or_default();
         let value = if current.is_empty() {
@@ -227,7 +222,8 @@ fn attribute(resources: &mut [Node]) {
             format!("{current},kpt-fn")
         };
         krm::set_annotation(r, CNRM_ANNOTATION, &value);
-    }
+        Ok(())
+    });
 }
 
 /// Writes `results.yaml` into `results_dir` (`--results-dir`), if set.

@@ -1,0 +1,104 @@
+//! Item-by-item work on the render's thread pool with a loop's outcome:
+//! each item's work is its own, results come back in item order, and the
+//! error is the first in item order, the one a loop would have stopped at.
+//! The passes a render makes over every resource of a step (bookkeeping,
+//! checks, paths) go through here, so a big package's steps use every core.
+
+use rayon::prelude::*;
+
+/// Below this many items the work runs in a plain loop: handing items to
+/// the pool costs more than the work.
+const MIN_ITEMS: usize = 64;
+
+/// `f` on every item (with its position), in parallel; the results in item
+/// order, or the first error in item order. Every item's `f` runs, also
+/// after an error.
+pub fn each_mut<N: Send, T: Send, E: Send>(
+    items: &mut [N],
+    f: impl Fn(usize, &mut N) -> Result<T, E> + Sync,
+) -> Result<Vec<T>, E> {
+    if items.len() < MIN_ITEMS {
+        return items.iter_mut().enumerate().map(|(i, n)| f(i, n)).collect();
+    }
+    items
+        .par_iter_mut()
+        .enumerate()
+        .map(|(i, n)| f(i, n))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// [`each_mut`] for work that only reads its item.
+pub fn each<N: Sync, T: Send, E: Send>(
+    items: &[N],
+    f: impl Fn(&N) -> Result<T, E> + Sync,
+) -> Result<Vec<T>, E> {
+    if items.len() < MIN_ITEMS {
+        return items.iter().map(f).collect();
+    }
+    items
+        .par_iter()
+        .map(&f)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// The first item, in item order, for which `check` fails, with its error.
+pub fn first_failure<N: Sync, E: Send>(
+    items: &[N],
+    check: impl Fn(&N) -> Result<(), E> + Sync,
+) -> Result<(), E> {
+    if items.len() < MIN_ITEMS {
+        return items.iter().try_for_each(check);
+    }
+    match items.par_iter().find_map_first(|n| check(n).err()) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Odd items fail; the error is the first odd one, on both sides of
+    /// MIN_ITEMS.
+    fn odd(n: &u32) -> Result<u32, u32> {
+        if n % 2 == 1 {
+            Err(*n)
+        } else {
+            Ok(n * 10)
+        }
+    }
+
+    #[test]
+    fn results_in_item_order() {
+        for len in [3u32, 1000] {
+            let items: Vec<u32> = (0..len).map(|i| i * 2).collect();
+            let want: Vec<u32> = items.iter().map(|n| n * 10).collect();
+            assert_eq!(each(&items, odd), Ok(want.clone()));
+            let mut copy = items.clone();
+            let positions = each_mut(&mut copy, |i, n| {
+                *n += 1;
+                Ok::<_, ()>(i)
+            });
+            assert_eq!(positions, Ok((0..len as usize).collect()));
+            assert!(copy.iter().zip(&items).all(|(a, b)| *a == b + 1));
+        }
+    }
+
+    #[test]
+    fn the_error_is_the_first_in_item_order() {
+        for len in [10u32, 5000] {
+            let mut items: Vec<u32> = (0..len).map(|i| i * 2).collect();
+            items[len as usize / 2] = 7;
+            items[len as usize - 1] = 3;
+            assert_eq!(each(&items, odd), Err(7));
+            assert_eq!(each_mut(&mut items, |_, n| odd(n)), Err(7));
+            assert_eq!(first_failure(&items, |n| odd(n).map(|_| ())), Err(7));
+        }
+        assert_eq!(first_failure(&[2u32, 4], |n| odd(n).map(|_| ())), Ok(()));
+    }
+}
