@@ -54,9 +54,11 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Reads the tree under `root` (skipping `.git` directories).
+    /// Reads the tree under `root` (skipping `.git` directories): the
+    /// directories one after another, then the files on the pool.
     pub fn read(root: &Path) -> std::io::Result<Snapshot> {
         let mut entries = BTreeMap::new();
+        let mut files = Vec::new();
         let mut stack = vec![(root.to_path_buf(), String::new())];
         while let Some((dir, rel)) = stack.pop() {
             for entry in std::fs::read_dir(&dir)? {
@@ -77,9 +79,13 @@ impl Snapshot {
                         stack.push((path, rel_path));
                     }
                 } else {
-                    entries.insert(rel_path, Entry::File(std::fs::read(&path)?));
+                    files.push((rel_path, path));
                 }
             }
+        }
+        let read = crate::par::each(&files, |(_, path)| std::fs::read(path))?;
+        for ((rel_path, _), bytes) in files.into_iter().zip(read) {
+            entries.insert(rel_path, Entry::File(bytes));
         }
         Ok(Snapshot { entries })
     }
@@ -476,7 +482,7 @@ fn file_changes<'a>(root: &Path, changes: &'a [Change]) -> Vec<crate::fsutil::Fi
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+    !needle.is_empty() && memchr::memmem::find(haystack, needle).is_some()
 }
 
 /// `u32 count`, then per change `u8 kind (1 write, 0 delete)`, `u32` path
