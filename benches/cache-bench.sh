@@ -12,23 +12,27 @@
 #             best of three
 # with wall time and peak memory (/usr/bin/time).
 #
-# Usage: benches/cache-bench.sh [--builtins] [--no-kpt] [fanout depth resources]
+# Usage: benches/cache-bench.sh [--builtins] [--no-kpt] [--dir DIR] [fanout depth resources]
 # (default 4 4 20: 341 packages, 6,820 resources, every Kptfile running the
 # identity `exec: cat`; --builtins: set-namespace + set-labels built in,
-# which kpt cannot run here, so it implies --no-kpt).
+# which kpt cannot run here, so it implies --no-kpt; --dir: where the
+# work directory goes, default $TMPDIR or /tmp — `--dir /dev/shm` runs both
+# tools on tmpfs, out of reach of the disk's state, see docs/performance.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-builtins= kpt=1
+builtins= kpt=1 dir=${TMPDIR:-/tmp}
 while [ $# -gt 0 ]; do
   case "$1" in
     --builtins) builtins=1; kpt=; shift ;;
     --no-kpt) kpt=; shift ;;
+    --dir) dir=$2; shift 2 ;;
     *) break ;;
   esac
 done
 fanout=${1:-4} depth=${2:-4} resources=${3:-20}
 cargo build --release -q -p krmgraph -p krmgraph-benches
-work=$(mktemp -d)
+work=$(mktemp -d "$dir/cache-bench.XXXXXX")
+echo "work directory: $work ($(df --output=fstype "$work" | tail -1))"
 trap 'rm -rf "$work"' EXIT
 # A copy, so that a rebuild during the run cannot pull the binary away.
 cp target/release/krmgraph "$work/krmgraph-bin"
