@@ -558,8 +558,25 @@ pub fn get_annotation<'a>(node: &'a Node, key: &str) -> Result<Option<&'a Node>>
 pub fn set_annotation(node: &mut Node, key: &str, value: &str) -> Result<()> {
     let mut v = new_string(value);
     v.style = Style::SINGLE_QUOTED;
+    // The usual case, on every resource at every step: the annotations are
+    // there and not empty, so clearing empty ones changes nothing and the
+    // path to them need not be looked up twice.
+    if let Some(annotations) = filled_annotations(node) {
+        return FieldSetter::new(key, v).filter(annotations).map(|_| ());
+    }
     clear_empty_annotations(node)?;
     add_metadata_node(node, ANNOTATIONS_FIELD, key, v)
+}
+
+/// `metadata.annotations` when it is a mapping with at least one entry
+/// under a mapping `metadata`.
+fn filled_annotations(node: &mut Node) -> Option<&mut Node> {
+    let root = y_node_mut(node);
+    let meta = key_index(root, METADATA_FIELD)?;
+    let meta = &mut root.content[meta + 1];
+    let annotations = key_index(meta, ANNOTATIONS_FIELD)?;
+    let annotations = &mut meta.content[annotations + 1];
+    (annotations.kind == Kind::Mapping && !annotations.content.is_empty()).then_some(annotations)
 }
 
 /// `LabelSetter`: sets a label to a single-quoted string.
