@@ -72,7 +72,7 @@ pub fn finish_filter(output: &mut [Node], snapshot: &AnnotationSnapshot) -> Resu
 }
 
 fn check_mismatched_annotations(node: &Node) -> Result<()> {
-    let meta = rnode::meta_view(node).unwrap_or_default();
+    let meta = rnode::annotations_view(node);
     let get = |k: &str| meta.annotation(k).unwrap_or("");
     for (name, new, legacy) in [
         ("path", PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
@@ -139,7 +139,7 @@ fn missing_internal_or_legacy_annotations(node: &mut Node) -> Result<()> {
         (INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
         (ID_ANNOTATION, LEGACY_ID_ANNOTATION),
     ] {
-        let meta = rnode::meta_view(node).unwrap_or_default();
+        let meta = rnode::annotations_view(node);
         let get = |k: &str| meta.annotation(k).unwrap_or_default().to_string();
         let (value, legacy_value) = (get(new), get(legacy));
         if value.is_empty() && !legacy_value.is_empty() {
@@ -154,7 +154,7 @@ fn missing_internal_or_legacy_annotations(node: &mut Node) -> Result<()> {
 /// `checkAnnotationsAltered`: if the function changed one twin of path or
 /// index (relative to the snapshot), the other follows.
 fn check_annotations_altered(node: &mut Node, snapshot: &AnnotationSnapshot) -> Result<()> {
-    let meta = rnode::meta_view(node).unwrap_or_default();
+    let meta = rnode::annotations_view(node);
     let get = |k: &str| meta.annotation(k).unwrap_or_default().to_string();
     let Some(original) = snapshot.get(&get(MIGRATION_ID)) else {
         return Ok(());

@@ -36,7 +36,7 @@ pub const PACKAGE_PATH_ANNOTATION: &str = "internal.config.kubernetes.io/package
 /// `GetFileAnnotations`: (path, index), internal annotations first, legacy
 /// ones as fallback; empty strings when absent.
 pub fn get_file_annotations(node: &Node) -> (String, String) {
-    let meta = rnode::meta_view(node).unwrap_or_default();
+    let meta = rnode::annotations_view(node);
     let pick = |key: &str, legacy: &str| {
         meta.annotation(key)
             .or_else(|| meta.annotation(legacy))
@@ -51,7 +51,7 @@ pub fn get_file_annotations(node: &Node) -> (String, String) {
 
 /// `GetIdAnnotation`.
 pub fn get_id_annotation(node: &Node) -> String {
-    let meta = rnode::meta_view(node).unwrap_or_default();
+    let meta = rnode::annotations_view(node);
     meta.annotation(ID_ANNOTATION)
         .or_else(|| meta.annotation(LEGACY_ID_ANNOTATION))
         .unwrap_or_default()
@@ -62,10 +62,7 @@ pub fn get_id_annotation(node: &Node) -> String {
 /// legacy and internal twins is empty from the other. A resource without
 /// metadata is left alone.
 pub fn copy_legacy_annotations(node: &mut Node) -> Result<()> {
-    let meta = match rnode::meta_view(node) {
-        Err(KyamlError::MissingMetadata) => return Ok(()),
-        other => other?,
-    };
+    let meta = rnode::annotations_view(node);
     // The values are read before any is set, as kyaml reads them from one
     // GetMeta.
     let mut copies = Vec::new();
@@ -181,7 +178,7 @@ pub fn sort_nodes(nodes: &mut [Node]) -> Result<()> {
     let keys: Vec<(String, String)> = nodes
         .iter()
         .map(|n| {
-            let meta = rnode::meta_view(n).unwrap_or_default();
+            let meta = rnode::annotations_view(n);
             let get = |k| meta.annotation(k).unwrap_or_default().to_string();
             (get(PATH_ANNOTATION), get(INDEX_ANNOTATION))
         })
@@ -234,8 +231,7 @@ fn parse_index(value: &str) -> Result<i64> {
 /// `GetInternalAnnotations`: annotations under `internal.config.kubernetes.io/`
 /// plus the legacy path, index and id.
 pub fn get_internal_annotations(node: &Node) -> BTreeMap<String, String> {
-    rnode::meta_view(node)
-        .unwrap_or_default()
+    rnode::annotations_view(node)
         .annotations()
         .filter(|(k, _)| {
             k.starts_with(INTERNAL_PREFIX)

@@ -512,6 +512,25 @@ pub fn meta_view(node: &Node) -> Result<MetaView<'_>> {
     Ok(m)
 }
 
+/// [`meta_view`] for reading annotations only: the same annotations (a
+/// view `meta_view` refuses has none), without looking up the other fields.
+pub fn annotations_view(node: &Node) -> MetaView<'_> {
+    let mut m = MetaView::default();
+    if is_missing_or_null(Some(node)) {
+        return m;
+    }
+    m.annotations = non_empty_field(node, METADATA_FIELD)
+        .and_then(|meta| non_empty_field(meta, ANNOTATIONS_FIELD));
+    m
+}
+
+/// The value of field `name` unless it is nil or empty.
+fn non_empty_field<'a>(node: &'a Node, name: &str) -> Option<&'a Node> {
+    field(node, name)
+        .filter(|f| !is_nil_or_empty(Some(f.value)))
+        .map(|f| f.value)
+}
+
 /// A mapping's fields as strings (`VisitFields` + `GetValue`), duplicates
 /// included; nothing for a non-mapping.
 fn string_pairs(node: Option<&Node>) -> impl Iterator<Item = (&str, &str)> {
