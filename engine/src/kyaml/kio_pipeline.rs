@@ -319,18 +319,15 @@ fn echo_needs_restoring(item: &Node) -> bool {
 }
 
 fn has_duplicate_keys(map: &Node) -> bool {
-    let keys: Vec<&str> = map
-        .content
-        .iter()
-        .step_by(2)
-        .map(|k| k.value.as_str())
-        .collect();
-    if keys.len() <= 16 {
-        // Most mappings are small: comparing pairs beats hashing.
-        return (1..keys.len()).any(|i| keys[..i].contains(&keys[i]));
+    let n = map.content.len() / 2;
+    let key = |i: usize| map.content[2 * i].value.as_str();
+    if n <= 16 {
+        // Most mappings are small: comparing pairs beats hashing (and
+        // collecting the keys first, which this runs too often for).
+        return (1..n).any(|i| (0..i).any(|j| key(j) == key(i)));
     }
-    let mut seen = std::collections::HashSet::new();
-    keys.iter().any(|k| !seen.insert(k))
+    let mut seen = std::collections::HashSet::with_capacity(n);
+    (0..n).any(|i| !seen.insert(key(i)))
 }
 
 /// Removes the ids [`set_ids`] gave (what restoring an output ends with).

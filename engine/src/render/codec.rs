@@ -119,7 +119,11 @@ impl<'r> Encoder<'r> {
 
     fn string(&mut self, s: &str) {
         let root = self.root.0.as_str();
-        if root.is_empty() || !s.contains(root) {
+        // Most strings are shorter than the root's path, so cannot hold it.
+        if root.is_empty()
+            || s.len() < root.len()
+            || memchr::memmem::find(s.as_bytes(), root.as_bytes()).is_none()
+        {
             self.varint((s.len() as u64) << 1);
             self.out.extend_from_slice(s.as_bytes());
             return;

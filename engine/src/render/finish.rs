@@ -8,7 +8,6 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-
 use super::hydrate::Hydrator;
 use super::{Output, RenderError, RenderOptions};
 use crate::fnruntime::results::result_list_node;

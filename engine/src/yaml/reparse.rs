@@ -356,6 +356,11 @@ fn has_comments(node: &Node) -> bool {
 /// Line breaks other than `\n`: the emitter writes them raw in some
 /// styles, and kpt's reader turns `\r\n` into `\n`.
 fn has_other_breaks(value: &str) -> bool {
+    // Almost every value is ASCII, which only `\r` can break; checking
+    // that is much cheaper than decoding every character.
+    if value.is_ascii() {
+        return value.as_bytes().contains(&b'\r');
+    }
     value
         .chars()
         .any(|c| matches!(c, '\r' | '\u{85}' | '\u{2028}' | '\u{2029}'))
