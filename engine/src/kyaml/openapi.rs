@@ -98,6 +98,24 @@ pub fn resolve(reference: &str) -> Option<&'static Schema> {
 
 /// Follows `$ref`s until a schema without one; `None` if one does not
 /// resolve (kyaml's `Field` and `Elements` then give no schema).
+/// [`Schema::field`], without a copy when `schema` is part of the built-in
+/// schema (the walker asks for a field of every field it walks).
+pub fn field_of(schema: &SchemaRef, name: &str) -> Option<SchemaRef> {
+    match schema {
+        Cow::Borrowed(s) => dereference(Cow::Borrowed(s.field_schema(name)?)),
+        Cow::Owned(s) => s.field(name),
+    }
+}
+
+/// [`Schema::elements`], without a copy when `schema` is part of the
+/// built-in schema.
+pub fn elements_of(schema: &SchemaRef) -> Option<SchemaRef> {
+    match schema {
+        Cow::Borrowed(s) => dereference(Cow::Borrowed(s.items_schema()?)),
+        Cow::Owned(s) => s.elements(),
+    }
+}
+
 fn dereference(schema: SchemaRef) -> Option<SchemaRef> {
     let mut s = schema;
     while !s.reference.is_empty() {
@@ -163,21 +181,27 @@ impl Schema {
     /// `ResourceSchema.Field`: the schema of a property, or of the values
     /// of a map (`additionalProperties`), references resolved.
     pub fn field(&self, name: &str) -> Option<SchemaRef> {
-        let s = match (self.properties.get(name), &self.additional_properties) {
-            (Some(p), _) => p.clone(),
-            (None, Some(a)) => (**a).clone(),
-            (None, None) => return None,
-        };
-        dereference(Cow::Owned(s))
+        dereference(Cow::Owned(self.field_schema(name)?.clone()))
+    }
+
+    fn field_schema(&self, name: &str) -> Option<&Schema> {
+        match (self.properties.get(name), &self.additional_properties) {
+            (Some(p), _) => Some(p),
+            (None, Some(a)) => Some(a),
+            (None, None) => None,
+        }
     }
 
     /// `ResourceSchema.Elements`: the schema of an array's items.
     pub fn elements(&self) -> Option<SchemaRef> {
+        dereference(Cow::Owned(self.items_schema()?.clone()))
+    }
+
+    fn items_schema(&self) -> Option<&Schema> {
         if self.types.len() != 1 || self.types[0] != "array" {
             return None;
         }
-        let items = self.items.as_ref()?;
-        dereference(Cow::Owned((**items).clone()))
+        self.items.as_deref()
     }
 
     /// `PatchStrategyAndKeyList`: the strategy and merge keys (list-map
@@ -270,6 +294,11 @@ pub fn comment_schema(node: &Node) -> Option<SchemaRef> {
         .into_iter()
         .find(|c| !c.is_empty())?;
     let text = comment.trim_start_matches('#');
+    // Only a JSON object can be a schema; most comments are prose, not
+    // worth two JSON parses each.
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
     let schema = short_hand(text).or_else(|| {
         let v: Value = serde_json::from_str(text).ok()?;
         match v {

@@ -148,7 +148,7 @@ impl<'v, V: Visitor> Walker<'v, V> {
                     origin.as_deref_mut().and_then(|o| map_key_mut(o, &key)),
                 )?;
             }
-            let mut child = schema.as_ref().and_then(|s| s.field(&key));
+            let mut child = schema.as_ref().and_then(|s| openapi::field_of(s, &key));
             if let Some(s) = field_comment_schema(dest.node(), origin.as_deref(), &key) {
                 child = Some(s);
             }
@@ -195,7 +195,7 @@ impl<'v, V: Visitor> Walker<'v, V> {
                 (Some(i), Some(o)) => Some(&y_node(o).content[i..i + 2]),
                 _ => None,
             };
-            let mut child = schema.as_ref().and_then(|s| s.field(&field.name));
+            let mut child = schema.as_ref().and_then(|s| openapi::field_of(s, &field.name));
             if let Some(s) = [dest_kv, origin_kv].into_iter().flatten().find_map(|kv| {
                 openapi::comment_schema(&kv[1]).or_else(|| openapi::comment_schema(&kv[0]))
             }) {
@@ -259,7 +259,7 @@ impl<'v, V: Visitor> Walker<'v, V> {
         mut origin: Option<&mut Node>,
         schema: &SchemaRef,
     ) -> Result<bool> {
-        let element_schema = schema.elements();
+        let element_schema = openapi::elements_of(schema);
         if keys.len() > 1 {
             merge_values(&mut values_list);
         }
@@ -296,7 +296,7 @@ impl<'v, V: Visitor> Walker<'v, V> {
         mut origin: Option<&mut Node>,
         schema: &SchemaRef,
     ) -> Result<bool> {
-        let element_schema = schema.elements();
+        let element_schema = openapi::elements_of(schema);
         if keys.len() > 1 {
             merge_values(&mut values_list);
         }
