@@ -195,7 +195,9 @@ impl<'v, V: Visitor> Walker<'v, V> {
                 (Some(i), Some(o)) => Some(&y_node(o).content[i..i + 2]),
                 _ => None,
             };
-            let mut child = schema.as_ref().and_then(|s| openapi::field_of(s, &field.name));
+            let mut child = schema
+                .as_ref()
+                .and_then(|s| openapi::field_of(s, &field.name));
             if let Some(s) = [dest_kv, origin_kv].into_iter().flatten().find_map(|kv| {
                 openapi::comment_schema(&kv[1]).or_else(|| openapi::comment_schema(&kv[0]))
             }) {

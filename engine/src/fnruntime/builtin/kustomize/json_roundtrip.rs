@@ -206,53 +206,64 @@ fn key_order(a: &str, b: &str) -> Ordering {
 /// code point, anything else sorts before a letter, and runs of digits
 /// compare as numbers (`a2` < `a10`).
 pub fn key_less(a: &str, b: &str) -> bool {
+    // Keys are almost always ASCII, whose bytes are their characters: no
+    // character lists to build for every comparison of a sort.
+    if a.is_ascii() && b.is_ascii() {
+        return runes_less(a.as_bytes(), b.as_bytes());
+    }
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
+    runes_less(&ar, &br)
+}
+
+fn runes_less<T: Copy + Into<char>>(ar: &[T], br: &[T]) -> bool {
     for i in 0..ar.len().min(br.len()) {
-        if ar[i] == br[i] {
+        let (a, b): (char, char) = (ar[i].into(), br[i].into());
+        if a == b {
             continue;
         }
-        let al = ar[i].is_alphabetic();
-        let bl = br[i].is_alphabetic();
+        let al = a.is_alphabetic();
+        let bl = b.is_alphabetic();
         if al && bl {
-            return ar[i] < br[i];
+            return a < b;
         }
         if al || bl {
             return bl;
         }
-        return digits_less(&ar, &br, i);
+        return digits_less(ar, br, i);
     }
     ar.len() < br.len()
 }
 
 /// The digit-run comparison of `keyList.Less` at the first difference `i`.
-fn digits_less(ar: &[char], br: &[char], i: usize) -> bool {
+fn digits_less<T: Copy + Into<char>>(ar: &[T], br: &[T], i: usize) -> bool {
+    let c = |x: T| -> char { x.into() };
     let (mut an, mut bn) = (0i64, 0i64);
-    if ar[i] == '0' || br[i] == '0' {
+    if c(ar[i]) == '0' || c(br[i]) == '0' {
         // A zero inside a longer number ("10" vs "1a") is not a leading
         // zero: start both counts at 1 so the digits before it count.
         if ar[..i]
             .iter()
             .rev()
-            .take_while(|c| c.is_ascii_digit())
-            .any(|c| *c != '0')
+            .take_while(|x| c(**x).is_ascii_digit())
+            .any(|x| c(*x) != '0')
         {
             an = 1;
             bn = 1;
         }
     }
     let mut ai = i;
-    while ai < ar.len() && ar[ai].is_ascii_digit() {
+    while ai < ar.len() && c(ar[ai]).is_ascii_digit() {
         an = an
             .wrapping_mul(10)
-            .wrapping_add(i64::from(ar[ai] as u8 - b'0'));
+            .wrapping_add(i64::from(c(ar[ai]) as u8 - b'0'));
         ai += 1;
     }
     let mut bi = i;
-    while bi < br.len() && br[bi].is_ascii_digit() {
+    while bi < br.len() && c(br[bi]).is_ascii_digit() {
         bn = bn
             .wrapping_mul(10)
-            .wrapping_add(i64::from(br[bi] as u8 - b'0'));
+            .wrapping_add(i64::from(c(br[bi]) as u8 - b'0'));
         bi += 1;
     }
     if an != bn {
@@ -261,7 +272,7 @@ fn digits_less(ar: &[char], br: &[char], i: usize) -> bool {
     if ai != bi {
         return ai < bi;
     }
-    ar[i] < br[i]
+    c(ar[i]) < c(br[i])
 }
 
 #[cfg(test)]
@@ -308,6 +319,26 @@ mod tests {
         let mut keys = vec!["b", "a10", "a_b", "aB", "a2", "a.b", "a", "1", "A"];
         keys.sort_by(|a, b| key_order(a, b));
         assert_eq!(keys, ["1", "A", "a", "a.b", "a_b", "a2", "a10", "aB", "b"]);
+    }
+
+    /// ASCII keys compare on their bytes; the answer is the one the
+    /// character path gives.
+    #[test]
+    fn ascii_keys_compare_as_characters() {
+        let keys = [
+            "", "0", "00", "01", "1", "10", "1a", "a0", "a00", "a01", "a9", "a10", "a_", "Z", "z",
+            "é", "a2b", "a02b",
+        ];
+        for a in keys {
+            for b in keys {
+                let chars = |s: &str| s.chars().collect::<Vec<char>>();
+                assert_eq!(
+                    key_less(a, b),
+                    runes_less(&chars(a), &chars(b)),
+                    "{a:?} < {b:?}"
+                );
+            }
+        }
     }
 
     #[test]
