@@ -452,23 +452,25 @@ fn map_blocking<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Ve
         return items.iter().map(f).collect();
     }
     let next = AtomicUsize::new(0);
+    let work = || {
+        let mut out = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else { break out };
+            out.push((i, f(item)));
+        }
+    };
     let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break out };
-                        out.push((i, f(item)));
-                    }
-                })
-            })
+        // As many helpers as the system gives (none is fine: this thread
+        // works through the items too).
+        let helpers: Vec<_> = (1..threads)
+            .map_while(|_| std::thread::Builder::new().spawn_scoped(scope, work).ok())
             .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+        let mut done = work();
+        for helper in helpers {
+            done.extend(helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        done
     });
     done.sort_unstable_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, r)| r).collect()
