@@ -538,7 +538,7 @@ fn wrote_nothing(name: &str) -> String {
 /// One mutator inside kyaml's `kio.Pipeline`: the internal-annotation
 /// bookkeeping around the call (an empty output list skips
 /// reconciliation). A mutator that writes nothing at all fails
-/// ([`wrote_nothing`]). As with [`FunctionRunner::run`], `input` may be
+/// (`wrote_nothing`). As with [`FunctionRunner::run`], `input` may be
 /// left empty on success.
 pub fn run_in_pipeline(
     runner: &FunctionRunner,

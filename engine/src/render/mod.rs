@@ -2,10 +2,10 @@
 //! `kpt fn render` v1.0.0-beta.56 does, and writes the result in place, to
 //! stdout (wrapped or unwrapped) or to another directory.
 //!
-//! The flow: load the root Kptfile → [`hydrate`] every package (its
+//! The flow: load the root Kptfile → `hydrate` every package (its
 //! subpackages first, in display-path order; each pipeline sees the
 //! subpackages' rendered resources, then its own; or breadth-first,
-//! [`bfs`], when the root Kptfile asks for it) → make paths
+//! `bfs`, when the root Kptfile asks for it) → make paths
 //! root-relative → add attribution → write every file (or print) → delete
 //! files whose resources are gone → save `results.yaml`. On any failure
 //! nothing is written or deleted.

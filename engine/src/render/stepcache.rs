@@ -3,7 +3,7 @@
 //!
 //! **Step keys.** A pipeline step (one mutator or validator of one package)
 //! is keyed by blake3 over length-prefixed, domain-separated fields
-//! ([`StepCache::step_key`]): the key schema, krmgraph's version and the
+//! (`StepCache::step_key`): the key schema, krmgraph's version and the
 //! flags that change a render; the step's role; the function's identity
 //! (`shortcut::function_identity`: built-in name and behaviour version, exec
 //! program content, image); its spec (image or exec command line with its
@@ -26,7 +26,7 @@
 //! **Subtree shortcuts** (depth-first only). A package's subtree is keyed
 //! by the relative paths and bytes of every file under it, the identity of
 //! every function its Kptfiles name, its place in the tree and the flags
-//! ([`StepCache::subtree_key`]); its record is the subtree's rendered
+//! (`StepCache::subtree_key`); its record is the subtree's rendered
 //! resources, log, packages and functions counted, and the files it read.
 //! A hit skips the whole subtree without reading its YAML. A subtree with a
 //! symlink that leaves it has no key. Breadth-first renders have no subtree
@@ -36,11 +36,11 @@
 //! **Failure.** The cache never fails a render: a record whose blobs are
 //! missing, damaged or do not decode is a miss and is removed; the first
 //! error of the store itself turns the cache off for the rest of the render
-//! and is reported once ([`StepCache::take_failure`]).
+//! and is reported once (`StepCache::take_failure`).
 //!
 //! **Verify.** With `verify`, nothing is replayed: every step runs, and a
 //! step whose fresh output differs from the output recorded under its key is
-//! noted ([`StepCache::take_mismatch`]), naming the function.
+//! noted (`StepCache::take_mismatch`), naming the function.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -16,7 +16,7 @@
 //! The original hands every resource through a kustomize resource map,
 //! which strips kyaml's path, index and sequence-indent annotations (legacy
 //! and internal) and the migration id, but not the resource ids, and sets
-//! the other annotations again ([`remove_build_annotations`]): kpt then
+//! the other annotations again (`remove_build_annotations`): kpt then
 //! restores comments and field order, and writes each resource to its
 //! default path (`<namespace>/<kind>_<name>.yaml`, compact sequences), as
 //! the catalog examples show. No results on success; failures as kyaml's

@@ -7,12 +7,12 @@
 //! `docker: Error response from daemon: ...` text when the engine refuses,
 //! as for a missing image under `--image-pull-policy never`).
 //!
-//! - [`engine`]: the tokio runtime and client, created on the first
+//! - `engine`: the tokio runtime and client, created on the first
 //!   container a render needs; the running containers an interrupt
 //!   removes.
-//! - [`image`]: pull policy, image references, pulls, image identity for
+//! - `image`: pull policy, image references, pulls, image identity for
 //!   cache keys.
-//! - [`run`](mod@run): one container: create, attach, start, stream, wait, remove.
+//! - `run`: one container: create, attach, start, stream, wait, remove.
 //!
 //! Where krmgraph differs from kpt on purpose: an image without a passwd
 //! entry for `nobody` runs as `65534:65534` (docker refuses it), a function
