@@ -468,7 +468,11 @@ fn map_blocking<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Ve
             .collect();
         let mut done = work();
         for helper in helpers {
-            done.extend(helper.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            done.extend(
+                helper
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            );
         }
         done
     });

@@ -365,12 +365,17 @@ impl ByteWriter {
     /// the list whole) where that does not hold, an item ends its text
     /// with a document end marker, or encoding fails.
     fn encode_items_in_parallel(&self, roots: &mut [Node]) -> Option<Vec<u8>> {
-        if roots.is_empty() || roots.iter().any(has_foot_comment) {
+        if roots.is_empty() {
             return None;
         }
         let items: Vec<Vec<u8>> = roots
             .par_iter_mut()
             .map(|root| {
+                // Looked for here, on the pool, rather than over every item
+                // first: a foot comment anywhere declines the whole list.
+                if has_foot_comment(root) {
+                    return None;
+                }
                 let mut list = rnode::new_node(Kind::Sequence);
                 list.content.push(std::mem::take(root));
                 let bytes = yamlio::encode_documents([(&list, true)]);

@@ -5,8 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use rayon::prelude::*;
-
 use super::rnode::{self, ResourceMeta};
 use super::{gopath, KyamlError, Result};
 use crate::yaml::Node;
@@ -108,34 +106,36 @@ pub fn create_path_annotation_value(dir: &str, meta: &ResourceMeta) -> String {
 /// in their file. The first new index equals the file's current maximum,
 /// as in kyaml; order is still kept by the stable sort.
 pub fn default_path_and_index_annotation(dir: &str, nodes: &mut [Node]) -> Result<()> {
-    let mut counts: BTreeMap<String, i64> = BTreeMap::new();
-    // Copying the legacy twins is each node's own business: done on the
-    // pool first; each node's outcome is met in the loop, so the error
-    // reported is still the first in node order.
-    let copied: Vec<Result<()>> = nodes.par_iter_mut().map(copy_legacy_annotations).collect();
-    for (node, copied) in nodes.iter_mut().zip(copied) {
-        copied?;
+    // Each node's own part — its legacy twins, its default path, reading
+    // its path and index — runs on the pool, the first error in node order
+    // as kyaml's loop meets it; only the counting across nodes is a loop.
+    let indexed = crate::par::each_mut::<_, _, KyamlError>(nodes, |_, node| {
+        copy_legacy_annotations(node)?;
         let meta = rnode::meta_view(node)?;
         if let Some(path) = meta.annotation(PATH_ANNOTATION) {
-            if let Some(index) = meta.annotation(INDEX_ANNOTATION) {
-                let index = rnode::go_atoi(index).unwrap_or(0);
-                let count = counts.entry(path.to_string()).or_insert(0);
-                *count = (*count).max(index);
-            }
-            continue;
+            let index = meta.annotation(INDEX_ANNOTATION);
+            return Ok(index.map(|i| (path.to_string(), rnode::go_atoi(i).unwrap_or(0))));
         }
         let path = create_path_annotation_value(dir, &meta.to_owned());
         set_path(node, &path)?;
+        Ok(None)
+    })?;
+    let mut counts: BTreeMap<String, i64> = BTreeMap::new();
+    for (path, index) in indexed.into_iter().flatten() {
+        let count = counts.entry(path).or_insert(0);
+        *count = (*count).max(index);
     }
-    for node in nodes.iter_mut() {
+    let unindexed = crate::par::each(nodes, |node| {
         let meta = rnode::meta_view(node)?;
-        if meta.annotation(INDEX_ANNOTATION).is_some() {
-            continue;
-        }
-        let path = meta
-            .annotation(PATH_ANNOTATION)
-            .unwrap_or_default()
-            .to_string();
+        let path = meta.annotation(PATH_ANNOTATION).unwrap_or_default();
+        Ok::<_, KyamlError>(
+            meta.annotation(INDEX_ANNOTATION)
+                .is_none()
+                .then(|| path.to_string()),
+        )
+    })?;
+    for (node, path) in nodes.iter_mut().zip(unindexed) {
+        let Some(path) = path else { continue };
         let count = counts.entry(path).or_insert(0);
         let index = count.to_string();
         *count += 1;
