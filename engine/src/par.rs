@@ -11,8 +11,8 @@ use rayon::prelude::*;
 const MIN_ITEMS: usize = 64;
 
 /// `f` on every item (with its position), in parallel; the results in item
-/// order, or the first error in item order. Every item's `f` runs, also
-/// after an error.
+/// order, or the first error in item order. After an error, whether later
+/// items' `f` ran is unspecified (a failed render discards them).
 pub fn each_mut<N: Send, T: Send, E: Send>(
     items: &mut [N],
     f: impl Fn(usize, &mut N) -> Result<T, E> + Sync,
@@ -43,6 +43,25 @@ pub fn each<N: Sync, T: Send, E: Send>(
         .collect::<Vec<_>>()
         .into_iter()
         .collect()
+}
+
+/// `f` on every item, in parallel, for work that cannot fail.
+pub fn for_each_mut<N: Send>(items: &mut [N], f: impl Fn(&mut N) + Sync) {
+    if items.len() < MIN_ITEMS {
+        items.iter_mut().for_each(f);
+    } else {
+        items.par_iter_mut().for_each(&f);
+    }
+}
+
+/// `items.iter().map(f)`, in parallel, results in item order, for work that
+/// cannot fail.
+pub fn map<N: Sync, T: Send>(items: &[N], f: impl Fn(&N) -> T + Sync) -> Vec<T> {
+    if items.len() < MIN_ITEMS {
+        items.iter().map(f).collect()
+    } else {
+        items.par_iter().map(&f).collect()
+    }
 }
 
 /// The first item, in item order, for which `check` fails, with its error.
@@ -86,6 +105,12 @@ mod tests {
             });
             assert_eq!(positions, Ok((0..len as usize).collect()));
             assert!(copy.iter().zip(&items).all(|(a, b)| *a == b + 1));
+            assert_eq!(
+                map(&items, |n| n + 3),
+                items.iter().map(|n| n + 3).collect::<Vec<_>>()
+            );
+            for_each_mut(&mut copy, |n| *n *= 2);
+            assert!(copy.iter().zip(&items).all(|(a, b)| *a == (b + 1) * 2));
         }
     }
 

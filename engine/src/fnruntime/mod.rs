@@ -305,7 +305,7 @@ impl FunctionRunner {
         };
         let mut output = output;
         if self.set_package_path {
-            let _ = crate::par::each_mut(&mut output, |_, resource| {
+            crate::par::for_each_mut(&mut output, |resource| {
                 if krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
                     krm::set_annotation(
                         resource,
@@ -313,7 +313,6 @@ impl FunctionRunner {
                         &self.package_dir,
                     );
                 }
-                Ok::<_, ()>(())
             });
         }
         enforce_path_invariants(&output).map_err(FnError::Message)?;
@@ -608,16 +607,15 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
 pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
     // Each resource's key on the pool; the checks in order, so the first
     // failure is the one a loop meets.
-    let keys = crate::par::each(output, |resource| {
+    let keys = crate::par::map(output, |resource| {
         let package =
             krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
         let path = krm::path_of(resource);
         let index = krm::index_of(resource);
         let cleaned = crate::kptfile::validate::clean_path(&path);
         let outside = cleaned.starts_with("../").then_some(path);
-        Ok::<_, ()>((outside, (package, cleaned, index)))
-    })
-    .unwrap_or_default();
+        (outside, (package, cleaned, index))
+    });
     let mut seen = std::collections::HashSet::new();
     for (outside, key) in keys {
         if let Some(path) = outside {

@@ -96,8 +96,6 @@ pub fn resolve(reference: &str) -> Option<&'static Schema> {
     builtin().definitions.get(name)
 }
 
-/// Follows `$ref`s until a schema without one; `None` if one does not
-/// resolve (kyaml's `Field` and `Elements` then give no schema).
 /// [`Schema::field`], without a copy when `schema` is part of the built-in
 /// schema (the walker asks for a field of every field it walks).
 pub fn field_of(schema: &SchemaRef, name: &str) -> Option<SchemaRef> {
@@ -116,6 +114,8 @@ pub fn elements_of(schema: &SchemaRef) -> Option<SchemaRef> {
     }
 }
 
+/// Follows `$ref`s until a schema without one; `None` if one does not
+/// resolve (kyaml's `Field` and `Elements` then give no schema).
 fn dereference(schema: SchemaRef) -> Option<SchemaRef> {
     let mut s = schema;
     while !s.reference.is_empty() {

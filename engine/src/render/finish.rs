@@ -63,8 +63,7 @@ fn write_output_unclassified(
     match output {
         Output::InPlace => {
             let output_files: BTreeSet<String> =
-                crate::par::each(&resources, |r| Ok::<_, ()>(clean_path(&krm::path_of(r))))
-                    .unwrap_or_default()
+                crate::par::map(&resources, |r| clean_path(&krm::path_of(r)))
                     .into_iter()
                     .collect();
             let files = pkgio::render_files(resources, &writer_options(root_dir))
@@ -203,12 +202,12 @@ fn attribute(resources: &mut [Node]) {
     if std::env::var_os("KPT_DISABLE_ATTRIBUTION").is_some() {
         return;
     }
-    let _ = crate::par::each_mut(resources, |_, r| {
+    crate::par::for_each_mut(resources, |r| {
         // Most resources are not Config Connector's: their apiVersion is
         // read without copying their metadata.
         let cnrm = rnode::meta_view(r).is_ok_and(|m| m.api_version.contains(".cnrm."));
         if !cnrm || rnode::get_meta(r).is_err() {
-            return Ok::<_, ()>(());
+            return;
         }
         let current = krm::annotation(r, CNRM_ANNOTATION).unwrap_or_default();
         let value = if current.is_empty() {
@@ -221,7 +220,6 @@ fn attribute(resources: &mut [Node]) {
             format!("{current},kpt-fn")
         };
         krm::set_annotation(r, CNRM_ANNOTATION, &value);
-        Ok(())
     });
 }
 
