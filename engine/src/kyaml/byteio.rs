@@ -17,7 +17,7 @@ use rayon::prelude::*;
 
 use super::kioutil::{self, INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION, SEQ_INDENT_ANNOTATION};
 use super::rnode::{self, BARE_SEQ_NODE_WRAPPING_KEY};
-use super::{gopath, json, seqindent, yamlio, KyamlError, Result};
+use super::{gopath, item_memo, json, seqindent, yamlio, KyamlError, Result};
 use crate::yaml::{Kind, Node, Style};
 
 /// `kind` of the function wire format.
@@ -319,13 +319,7 @@ impl ByteWriter {
     /// here the nodes are the caller's), which holds for a function's
     /// input: its ids keep every `annotations` non-empty.
     pub fn write_list_in_place(&self, nodes: &mut [Node]) -> Result<Vec<u8>> {
-        let untouched = !self.wrapping_kind.is_empty()
-            && self.keep_reader_annotations
-            && self.clear_annotations.is_empty()
-            && self.style == Style::NONE
-            && !self.sort
-            && nodes.iter().all(cleaning_changes_nothing);
-        if !untouched {
+        if !self.encodes_in_place(nodes) {
             return self.write(nodes);
         }
         let roots: Vec<Node> = nodes.iter_mut().map(take_y_node).collect();
@@ -334,6 +328,49 @@ impl ByteWriter {
             put_y_node(node, root);
         }
         bytes
+    }
+
+    /// [`ByteWriter::write_list_in_place`] through the item memo
+    /// ([`item_memo`]): each item's text is remembered, or taken from the
+    /// memo with its own ids. Also returns each item's memo entry (`None`
+    /// where it has none). `check`: encode remembered items too and panic
+    /// on a difference.
+    pub fn write_list_remembering(
+        &self,
+        nodes: &mut [Node],
+        check: bool,
+    ) -> Result<(Vec<u8>, item_memo::Entries)> {
+        if !self.encodes_in_place(nodes) {
+            return Ok((self.write(nodes)?, vec![None; nodes.len()]));
+        }
+        let mut roots: Vec<Node> = nodes.iter_mut().map(take_y_node).collect();
+        let remembered = self.encode_items(&mut roots, |root| {
+            item_memo::item_text(root, check, encode_item)
+        });
+        let (bytes, entries, roots) = match remembered {
+            Some((bytes, entries)) => (Ok(bytes), entries, roots),
+            None => {
+                let (bytes, roots) = self.encode_list(roots, usize::MAX);
+                (bytes, vec![None; nodes.len()], roots)
+            }
+        };
+        for (node, root) in nodes.iter_mut().zip(roots) {
+            put_y_node(node, root);
+        }
+        Ok((bytes?, entries))
+    }
+
+    /// Whether `nodes` can be encoded in place: a wrapping list that keeps
+    /// them as they are (`write` cleans a copy; in place the nodes are the
+    /// caller's), which holds for a function's input: its ids keep every
+    /// `annotations` non-empty.
+    fn encodes_in_place(&self, nodes: &[Node]) -> bool {
+        !self.wrapping_kind.is_empty()
+            && self.keep_reader_annotations
+            && self.clear_annotations.is_empty()
+            && self.style == Style::NONE
+            && !self.sort
+            && nodes.iter().all(cleaning_changes_nothing)
     }
 
     /// The wrapped list of `roots`, encoded; the roots are handed back.
@@ -365,10 +402,21 @@ impl ByteWriter {
     /// the list whole) where that does not hold, an item ends its text
     /// with a document end marker, or encoding fails.
     fn encode_items_in_parallel(&self, roots: &mut [Node]) -> Option<Vec<u8>> {
+        self.encode_items(roots, |root| encode_item(root).map(|text| (text, ())))
+            .map(|(bytes, _)| bytes)
+    }
+
+    /// [`Self::encode_items_in_parallel`] with each item's text from
+    /// `text_of` (which also gives something to keep for each item).
+    fn encode_items<T: Send>(
+        &self,
+        roots: &mut [Node],
+        text_of: impl Fn(&mut Node) -> Option<(Vec<u8>, T)> + Sync,
+    ) -> Option<(Vec<u8>, Vec<T>)> {
         if roots.is_empty() {
             return None;
         }
-        let items: Vec<Vec<u8>> = roots
+        let items: Vec<(Vec<u8>, T)> = roots
             .par_iter_mut()
             .map(|root| {
                 // Looked for here, on the pool, rather than over every item
@@ -376,13 +424,7 @@ impl ByteWriter {
                 if has_foot_comment(root) {
                     return None;
                 }
-                let mut list = rnode::new_node(Kind::Sequence);
-                list.content.push(std::mem::take(root));
-                let bytes = yamlio::encode_documents([(&list, true)]);
-                *root = list.content.pop().unwrap_or_default();
-                bytes
-                    .ok()
-                    .filter(|b| b.starts_with(b"- ") && !b.ends_with(b"\n...\n"))
+                text_of(root)
             })
             .collect::<Option<_>>()?;
         let mut doc = self.wrapped(vec![std::mem::take(&mut roots[0])]);
@@ -392,13 +434,16 @@ impl ByteWriter {
         let marker = b"\nitems:\n";
         let at = with_first.windows(marker.len()).position(|w| w == marker)? + marker.len();
         let (head, rest) = with_first.split_at(at);
-        let tail = rest.strip_prefix(items[0].as_slice())?;
-        let mut bytes =
-            Vec::with_capacity(head.len() + tail.len() + items.iter().map(Vec::len).sum::<usize>());
+        let tail = rest.strip_prefix(items[0].0.as_slice())?;
+        let mut bytes = Vec::with_capacity(
+            head.len() + tail.len() + items.iter().map(|(text, _)| text.len()).sum::<usize>(),
+        );
         bytes.extend_from_slice(head);
-        items.iter().for_each(|item| bytes.extend_from_slice(item));
+        items
+            .iter()
+            .for_each(|(text, _)| bytes.extend_from_slice(text));
         bytes.extend_from_slice(tail);
-        Some(bytes)
+        Some((bytes, items.into_iter().map(|(_, kept)| kept).collect()))
     }
 
     /// Removes the reader's and the requested annotations, then empty
@@ -490,6 +535,32 @@ pub(crate) fn cleaning_changes_nothing(node: &Node) -> bool {
     }
 }
 
+/// The text of one item of a wrapping list: `root` encoded as a list of
+/// one (`None` where that text could not be joined with others).
+fn encode_item(root: &mut Node) -> Option<Vec<u8>> {
+    let mut list = rnode::new_node(Kind::Sequence);
+    list.content.push(std::mem::take(root));
+    let bytes = yamlio::encode_documents([(&list, true)]);
+    *root = list.content.pop().unwrap_or_default();
+    bytes
+        .ok()
+        .filter(|b| starts_an_item(b) && !b.ends_with(b"\n...\n"))
+}
+
+/// Whether `text` starts with a list item, after the item's own head
+/// comment lines (a resource read with a document head comment has it on
+/// its mapping once a function's output is read back).
+fn starts_an_item(text: &[u8]) -> bool {
+    let mut rest = text;
+    while rest.starts_with(b"#") {
+        match memchr::memchr(b'\n', rest) {
+            Some(end) => rest = &rest[end + 1..],
+            None => return false,
+        }
+    }
+    rest.starts_with(b"- ")
+}
+
 /// Moves out the node [`into_y_node`] would give, leaving a placeholder.
 fn take_y_node(node: &mut Node) -> Node {
     match node.kind {
@@ -542,15 +613,27 @@ mod tests {
 
     #[test]
     fn items_encoded_in_parallel_are_the_list_encoded_whole() {
-        let roots = fixture_roots();
+        let mut roots = fixture_roots();
+        // Items with head comments of their own, between others.
+        for (i, head) in ["# one", "# two\n# lines", "#"].iter().enumerate() {
+            let mut root = roots[i * 7].clone();
+            root.head_comment = head.to_string();
+            roots.insert(i * 5 + 2, root);
+        }
+        let mut first = roots[30].clone();
+        first.head_comment = "# first of its list".into();
+        roots.insert(15, first);
         assert!(roots.len() > 100, "{} fixture documents", roots.len());
         let writer = ByteWriter::resource_list(None);
         let mut parallel = 0;
-        for window in roots.chunks(5).chain([roots.as_slice()]) {
+        for (i, window) in roots.chunks(5).chain([roots.as_slice()]).enumerate() {
             let whole = writer.encode_list(window.to_vec(), usize::MAX);
             let mut items = window.to_vec();
             let joined = writer.encode_items_in_parallel(&mut items);
             assert_eq!(items, window, "the items come back as they went");
+            if i < 4 {
+                assert!(joined.is_some(), "list {i}, with a head comment on an item");
+            }
             if let Some(joined) = joined {
                 parallel += 1;
                 assert_eq!(

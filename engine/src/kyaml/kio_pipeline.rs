@@ -26,7 +26,7 @@ use super::kioutil::{
     INTERNAL_ANNOTATIONS_MIGRATION_RESOURCE_ID_ANNOTATION as MIGRATION_ID, LEGACY_ID_ANNOTATION,
     LEGACY_INDEX_ANNOTATION, LEGACY_PATH_ANNOTATION, PATH_ANNOTATION,
 };
-use super::{comments, gopath, order, rnode, KyamlError, Result};
+use super::{comments, gopath, item_memo, order, rnode, KyamlError, Result};
 use crate::par::each_mut;
 use crate::yaml::{Kind, Node, Style};
 
@@ -228,6 +228,16 @@ pub fn function_input(nodes: &mut [Node], function_config: Option<&Node>) -> Res
     ByteWriter::resource_list(function_config.cloned()).write_list_in_place(nodes)
 }
 
+/// [`function_input`] through the item memo, with each item's entry
+/// ([`ByteWriter::write_list_remembering`]).
+pub fn function_input_remembering(
+    nodes: &mut [Node],
+    function_config: Option<&Node>,
+    check: bool,
+) -> Result<(Vec<u8>, item_memo::Entries)> {
+    ByteWriter::resource_list(function_config.cloned()).write_list_remembering(nodes, check)
+}
+
 /// How `FunctionFilter` reads a function's stdout: a default `ByteReader`
 /// (index annotations on, a single `ResourceList`/`List` unwrapped).
 pub fn read_function_output(stdout: &[u8]) -> Result<ReadOutput> {
@@ -286,19 +296,32 @@ fn restore_from(input: &Node, output: &mut Node) -> Result<()> {
 /// switch a folded scalar to double quotes, copy a document's comments to
 /// its root, or reorder duplicate keys; those items are restored from a
 /// copy of the input, as any output is.
-pub fn restore_echo(item: &mut Node, read_back: impl FnOnce(&mut Node)) -> Result<()> {
+///
+/// Returns whether restoring did nothing but remove the ids (which, when
+/// `read_back` changed nothing else either, makes the echo the item less
+/// its ids: [`super::item_memo::Entry::restore_echo`]).
+pub fn restore_echo(item: &mut Node, read_back: impl FnOnce(&mut Node)) -> Result<bool> {
     let source = echo_needs_restoring(item).then(|| item.clone());
     let mut output = byteio::into_y_node(std::mem::take(item));
     read_back(&mut output);
-    let restored = match &source {
-        Some(source) => restore_from(source, &mut output),
+    let (restored, plain) = match &source {
+        Some(source) => (restore_from(source, &mut output), false),
         None => {
-            order::rearrange_head_comment_of_seq_node(&mut output);
-            clear_ids(&mut output)
+            let lifted = order::rearrange_head_comment_of_seq_node(&mut output);
+            (clear_ids(&mut output), !lifted)
         }
     };
     *item = output;
-    restored
+    restored.map(|()| plain)
+}
+
+/// Whether the document `item` has comments of its own, which restoring an
+/// echo moves to its root.
+pub fn has_document_comments(item: &Node) -> bool {
+    item.kind == Kind::Document
+        && [&item.head_comment, &item.line_comment, &item.foot_comment]
+            .iter()
+            .any(|c| !c.is_empty())
 }
 
 /// Whether restoring an echoed `item` does more than
@@ -311,11 +334,7 @@ fn echo_needs_restoring(item: &Node) -> bool {
             _ => node.content.iter().any(walk),
         }
     }
-    let document_comments = item.kind == Kind::Document
-        && [&item.head_comment, &item.line_comment, &item.foot_comment]
-            .iter()
-            .any(|c| !c.is_empty());
-    document_comments || walk(rnode::y_node(item))
+    has_document_comments(item) || walk(rnode::y_node(item))
 }
 
 fn has_duplicate_keys(map: &Node) -> bool {

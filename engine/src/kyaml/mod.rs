@@ -12,6 +12,8 @@
 //!   sorting by path and index.
 //! - [`seqindent`]: kyaml's `DeriveSeqIndentStyle`.
 //! - [`byteio`]: `ByteReader` and `ByteWriter`.
+//! - [`item_memo`]: the texts of functions' input items and whether their
+//!   echoes read back plainly, remembered across the pipelines of a render.
 //! - [`json`]: what kyaml writes for a resource in a `.json` file.
 //! - [`openapi`], [`walk`], [`comments`], [`order`]: `comments.CopyComments`
 //!   and `order.SyncOrder`, which restore comments and field order after a
@@ -28,6 +30,7 @@ pub mod byteio;
 pub mod comments;
 pub mod gitignore;
 pub mod gopath;
+pub mod item_memo;
 pub mod json;
 pub mod kio_pipeline;
 pub mod kioutil;

@@ -61,29 +61,32 @@ fn visit_elements(from: &Node, to: &mut Node) -> Result<()> {
 /// `rearrangeHeadCommentOfSeqNode`: for each mapping item of a sequence
 /// reached through documents and mappings (not through sequences), an item
 /// without a head comment takes its first key's; otherwise the key's is
-/// appended to the item's and cleared.
-pub(crate) fn rearrange_head_comment_of_seq_node(node: &mut Node) {
+/// appended to the item's and cleared. Returns whether anything moved.
+pub(crate) fn rearrange_head_comment_of_seq_node(node: &mut Node) -> bool {
     match node.kind {
-        Kind::Document | Kind::Mapping => node
-            .content
-            .iter_mut()
-            .for_each(rearrange_head_comment_of_seq_node),
+        Kind::Document | Kind::Mapping => node.content.iter_mut().fold(false, |changed, child| {
+            rearrange_head_comment_of_seq_node(child) | changed
+        }),
         Kind::Sequence => {
+            let mut changed = false;
             for item in &mut node.content {
                 let Some(first) = item.content.first().filter(|c| c.kind == Kind::Scalar) else {
                     continue;
                 };
+                if first.head_comment.is_empty() {
+                    continue;
+                }
+                changed = true;
                 if item.head_comment.is_empty() {
                     item.head_comment = first.head_comment.clone();
                     continue;
                 }
-                if !first.head_comment.is_empty() {
-                    let head = std::mem::take(&mut item.content[0].head_comment);
-                    item.head_comment = format!("{}\n{head}", item.head_comment);
-                }
+                let head = std::mem::take(&mut item.content[0].head_comment);
+                item.head_comment = format!("{}\n{head}", item.head_comment);
             }
+            changed
         }
-        _ => {}
+        _ => false,
     }
 }
 

@@ -157,6 +157,17 @@ impl Restyle {
         })
     }
 
+    /// Whether [`Restyle::apply`] would leave `root`, the tree this was
+    /// planned on, as it is, but for the scalars in `except` (by address).
+    pub fn changes_nothing_except(&self, root: &Node, except: &[*const Node]) -> bool {
+        let mut scalars = self.scalars.iter().copied();
+        let root = match root.kind {
+            Kind::Document => &root.content[0],
+            _ => root,
+        };
+        unchanged(root, Place::BlockValue, &mut scalars, except)
+    }
+
     /// Restyles `root`, the tree this was planned on.
     pub fn apply(self, root: &mut Node) {
         let mut scalars = self.scalars.into_iter();
@@ -314,6 +325,38 @@ fn apply(node: &mut Node, place: Place, scalars: &mut impl Iterator<Item = (Styl
     }
 }
 
+/// Whether [`apply`] leaves `node` as it is (scalars in `except` aside).
+fn unchanged(
+    node: &Node,
+    place: Place,
+    scalars: &mut impl Iterator<Item = (Style, &'static str)>,
+    except: &[*const Node],
+) -> bool {
+    match node.kind {
+        Kind::Scalar => scalars.next().is_none_or(|(style, tag)| {
+            node.style == style && node.tag == tag || except.contains(&(node as *const Node))
+        }),
+        Kind::Mapping | Kind::Sequence => {
+            let flow = place.is_flow() || written_in_flow(node);
+            let style = if flow { Style::FLOW } else { Style::NONE };
+            if node.style != style || node.tag != default_tag(node) {
+                return false;
+            }
+            let (key, value) = child_places(flow);
+            if node.kind == Kind::Sequence {
+                return node
+                    .content
+                    .iter()
+                    .all(|item| unchanged(item, value, scalars, except));
+            }
+            node.content.chunks_exact(2).all(|kv| {
+                unchanged(&kv[0], key, scalars, except) && unchanged(&kv[1], value, scalars, except)
+            })
+        }
+        Kind::Alias | Kind::Document => true,
+    }
+}
+
 fn default_tag(node: &Node) -> &'static str {
     if node.kind == Kind::Mapping {
         tag::MAP
@@ -391,4 +434,34 @@ fn select_style(requested: u8, data: &ScalarData, place: Place) -> u8 {
         style = scalar_style::DOUBLE_QUOTED;
     }
     style
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::decode::parse_documents;
+
+    fn tree(text: &str) -> Node {
+        parse_documents(text.as_bytes()).unwrap().remove(0)
+    }
+
+    #[test]
+    fn changes_nothing_is_what_apply_does() {
+        // As parsed: restyling changes nothing.
+        let parsed = tree("a: '1'\nb: [x, y]\nc: |\n  t\n");
+        let plan = Restyle::keeping_comments(&parsed).unwrap();
+        assert!(plan.changes_nothing_except(&parsed, &[]));
+        // A key set by kio.Pipeline's setter has no tag until read back.
+        let mut set = parsed.clone();
+        set.content[0].content[0].tag = String::new();
+        let plan = Restyle::keeping_comments(&set).unwrap();
+        assert!(!plan.changes_nothing_except(&set, &[]));
+        let key: *const Node = &set.content[0].content[0];
+        assert!(plan.changes_nothing_except(&set, &[key]));
+        plan.apply(&mut set);
+        assert_eq!(
+            set.content[0].content[0].tag,
+            parsed.content[0].content[0].tag
+        );
+    }
 }
