@@ -27,11 +27,14 @@
 //! long way.
 //!
 //! The memo is the process's (a `watch` renders many times): it forgets
-//! everything once its texts pass [`BUDGET`] bytes.
+//! everything once its texts pass [`BUDGET`] bytes. A render with a cache
+//! store passes it on to the next process ([`export`], [`import`], kept in
+//! the store by the step cache): the entries it used whose echoes read back
+//! plainly, which is what the ancestors of an edited package pass up again.
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::kioutil::{
@@ -69,6 +72,9 @@ pub struct Entry {
     /// reading back (the one id restoring keeps; the parser gives the
     /// key a tag kio.Pipeline's setter does not).
     echo: OnceLock<[(Style, String); 2]>,
+    /// Whether this process looked the item up or remembered it (what
+    /// [`export`] keeps).
+    used: AtomicBool,
 }
 
 impl Entry {
@@ -138,7 +144,9 @@ impl Memo {
 
     fn get(&self, fp: &Fingerprint) -> Option<Arc<Entry>> {
         let shard = self.shard(fp).lock().unwrap_or_else(|e| e.into_inner());
-        shard.get(fp).cloned()
+        let entry = shard.get(fp).cloned()?;
+        entry.used.store(true, Ordering::Relaxed);
+        Some(entry)
     }
 
     fn insert(&self, fp: Fingerprint, entry: Arc<Entry>) {
@@ -151,6 +159,157 @@ impl Memo {
         }
         let mut shard = self.shard(&fp).lock().unwrap_or_else(|e| e.into_inner());
         shard.insert(fp, entry);
+    }
+}
+
+/// The start of an exported memo: what wrote it. Another version's memo is
+/// not read (its encoder may write other texts).
+const EXPORT_HEADER: &[u8] =
+    concat!("krmgraph item memo v1 ", env!("CARGO_PKG_VERSION"), "\n").as_bytes();
+
+/// The entries this process used whose echoes read back plainly (the
+/// items a later render passes up again), for a later process to
+/// [`import`]; `None` when there are none. The last 32 bytes are the
+/// blake3 of the rest.
+pub fn export() -> Option<Vec<u8>> {
+    let mut out = EXPORT_HEADER.to_vec();
+    let count_at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    let mut count = 0u32;
+    for shard in &memo().shards {
+        let shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+        for (fp, entry) in shard.iter() {
+            let Some(echo) = entry.echo.get() else {
+                continue;
+            };
+            if !entry.used.load(Ordering::Relaxed) || entry.text.len() > u32::MAX as usize {
+                continue;
+            }
+            count += 1;
+            out.extend_from_slice(fp);
+            put_bytes(&mut out, &entry.text);
+            for (range, id) in &entry.values {
+                out.extend_from_slice(&(range.start as u32).to_le_bytes());
+                out.extend_from_slice(&(range.end as u32).to_le_bytes());
+                out.push(*id as u8);
+            }
+            for (style, tag) in echo {
+                out.push(style.0);
+                put_bytes(&mut out, tag.as_bytes());
+            }
+        }
+    }
+    if count == 0 {
+        return None;
+    }
+    out[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
+    let sum = blake3::hash(&out);
+    out.extend_from_slice(sum.as_bytes());
+    Some(out)
+}
+
+/// Remembers the entries of an [`export`] (once per process; entries the
+/// memo has already are kept). Anything wrong with `bytes` — another
+/// version, damage, an entry that does not hold together — and nothing is
+/// imported. Returns how many entries were.
+pub fn import(bytes: &[u8]) -> usize {
+    static IMPORTED: AtomicBool = AtomicBool::new(false);
+    if IMPORTED.swap(true, Ordering::SeqCst) {
+        return 0;
+    }
+    let Some(entries) = decode_export(bytes) else {
+        return 0;
+    };
+    let count = entries.len();
+    let memo = memo();
+    for (fp, entry) in entries {
+        let size = entry.text.len();
+        let mut shard = memo.shard(&fp).lock().unwrap_or_else(|e| e.into_inner());
+        if let std::collections::hash_map::Entry::Vacant(slot) = shard.entry(fp) {
+            slot.insert(Arc::new(entry));
+            memo.bytes.fetch_add(size, Ordering::Relaxed);
+        }
+    }
+    count
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprint, Entry)>> {
+    let (content, sum) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
+    if blake3::hash(content).as_bytes() != sum {
+        return None;
+    }
+    let mut r = Reader(content.strip_prefix(EXPORT_HEADER)?);
+    let count = r.u32()?;
+    let mut entries = Vec::new();
+    for _ in 0..count {
+        let fp: Fingerprint = r.take(32)?.try_into().ok()?;
+        let text = r.bytes()?.to_vec();
+        let mut values: [(Range<usize>, usize); 3] = Default::default();
+        for value in &mut values {
+            let (start, end) = (r.u32()? as usize, r.u32()? as usize);
+            *value = (start..end, usize::from(r.take(1)?[0]));
+        }
+        let mut echo: [(Style, String); 2] = Default::default();
+        for look in &mut echo {
+            let style = Style(r.take(1)?[0]);
+            *look = (style, String::from_utf8(r.bytes()?.to_vec()).ok()?);
+        }
+        if !holds_together(&text, &values) {
+            return None;
+        }
+        entries.push((
+            fp,
+            Entry {
+                text,
+                values,
+                echo: OnceLock::from(echo),
+                used: AtomicBool::new(false),
+            },
+        ));
+    }
+    r.0.is_empty().then_some(entries)
+}
+
+/// Whether `values` are three ids' places in `text`, in text order: each
+/// id once, digits between quotes.
+fn holds_together(text: &[u8], values: &[(Range<usize>, usize); 3]) -> bool {
+    let mut ids: Vec<usize> = values.iter().map(|(_, id)| *id).collect();
+    ids.sort_unstable();
+    let in_order = values.windows(2).all(|w| w[0].0.end < w[1].0.start);
+    ids == [0, 1, 2]
+        && in_order
+        && values.iter().all(|(range, _)| {
+            range.start > 0
+                && text.get(range.start - 1) == Some(&b'\'')
+                && text.get(range.end) == Some(&b'\'')
+                && text
+                    .get(range.clone())
+                    .and_then(|v| std::str::from_utf8(v).ok())
+                    .is_some_and(is_id)
+        })
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
     }
 }
 
@@ -186,6 +345,7 @@ pub fn item_text(
             text: text.clone(),
             values,
             echo: OnceLock::new(),
+            used: AtomicBool::new(true),
         })
     });
     if let Some(entry) = &entry {
@@ -360,6 +520,56 @@ mod tests {
         let mut node = item(["6", "7", "7"], &extra);
         let (_, entry) = item_text(&mut node, false, encode).unwrap();
         assert!(entry.is_none());
+    }
+
+    /// An exported memo holding one entry for `extra`, whose echo is known
+    /// to read back plainly.
+    fn exported(extra: &str) -> (Fingerprint, Vec<u8>) {
+        let encode =
+            |root: &mut Node| crate::kyaml::yamlio::encode_documents([(&*root, true)]).ok();
+        let mut node = item(["1", "2", "2"], extra);
+        let (_, entry) = item_text(&mut node, false, encode).unwrap();
+        entry.unwrap().learn_echo(&node);
+        let (fp, _) = fingerprint(&node).unwrap();
+        (fp, export().unwrap())
+    }
+
+    #[test]
+    fn an_export_reads_back_and_a_damaged_one_is_refused() {
+        let (fp, bytes) = exported(" # exported");
+        let entries = decode_export(&bytes).unwrap();
+        let (_, entry) = entries.iter().find(|(f, _)| *f == fp).unwrap();
+        let remembered = memo().get(&fp).unwrap();
+        assert_eq!(entry.text, remembered.text);
+        assert_eq!(entry.values, remembered.values);
+        assert_eq!(entry.echo.get(), remembered.echo.get());
+        assert!(!entry.used.load(Ordering::Relaxed));
+        let mut flipped = bytes.clone();
+        flipped[EXPORT_HEADER.len() + 40] ^= 1;
+        assert!(decode_export(&flipped).is_none());
+        assert!(decode_export(&bytes[..bytes.len() - 1]).is_none());
+        let mut other_version = bytes.clone();
+        other_version[EXPORT_HEADER.len() - 2] ^= 1;
+        let sum = blake3::hash(&other_version[..bytes.len() - 32]);
+        let n = other_version.len();
+        other_version[n - 32..].copy_from_slice(sum.as_bytes());
+        assert!(decode_export(&other_version).is_none());
+    }
+
+    #[test]
+    fn exported_places_must_hold_together() {
+        let text = b"a: '1'\nb: '2'\nc: '3'\n";
+        let good = [(4..5, 0), (11..12, 1), (18..19, 2)];
+        assert!(holds_together(text, &good));
+        let mut twice = good.clone();
+        twice[1].1 = 0;
+        assert!(!holds_together(text, &twice));
+        let mut outside = good.clone();
+        outside[2] = (18..40, 2);
+        assert!(!holds_together(text, &outside));
+        let mut unquoted = good.clone();
+        unquoted[0] = (3..5, 0);
+        assert!(!holds_together(text, &unquoted));
     }
 
     #[test]

@@ -55,6 +55,7 @@ use super::shortcut::{function_identities, is_kptfile, Entry, Hasher, Identities
 use crate::fnruntime::{FunctionRunner, RunnerOptions};
 use crate::kptfile::validate::clean_path;
 use crate::kptfile::{Function, Selector};
+use crate::kyaml::item_memo;
 use crate::package::Package;
 use crate::yaml::Node;
 
@@ -199,6 +200,9 @@ impl<'a> StepCache<'a> {
             (None, true) => Snapshot::read(root_dir).ok().map(Arc::new),
             (_, false) => None,
         };
+        if !cache.verify {
+            load_item_memo(cache.store.as_ref());
+        }
         StepCache {
             store: cache.store.as_ref(),
             root: Root::new(&root_dir.to_string_lossy()),
@@ -543,10 +547,52 @@ impl<'a> StepCache<'a> {
         })
     }
 
-    /// Makes the render's records durable.
+    /// Makes the render's records durable, with the item memo for the next
+    /// render.
     pub fn flush(&self) {
         if self.enabled() {
+            self.save_item_memo();
             self.on(self.store.flush());
+        }
+    }
+
+    /// Records what the item memo holds for the next render
+    /// ([`item_memo::export`]) in place of what it held before.
+    fn save_item_memo(&self) {
+        let Some(bytes) = item_memo::export() else {
+            return;
+        };
+        let key = item_memo_key();
+        let before = self.on(self.store.peek_step(&key)).flatten();
+        let Some(record) = self.on(self.store.record(&key, &[(ITEM_MEMO, &bytes)], &[])) else {
+            return;
+        };
+        // The memo a render replaces is garbage at once: it goes now
+        // rather than at the next gc.
+        let old = before.iter().flat_map(|r| &r.outputs).map(|o| o.digest);
+        for digest in old.filter(|d| record.outputs.iter().all(|o| o.digest != *d)) {
+            self.on(self.store.remove_blob(&digest));
+        }
+    }
+}
+
+/// The output name of the item memo's record.
+const ITEM_MEMO: &str = "item-memo";
+
+/// The key the item memo is recorded under: one per krmgraph version.
+fn item_memo_key() -> Digest {
+    let mut h = Hasher::default();
+    h.field(b"krmgraph item memo v1");
+    h.field(env!("CARGO_PKG_VERSION").as_bytes());
+    Digest::from(h.0.finalize())
+}
+
+/// Imports the item memo the last render with this store recorded (once
+/// per process). A store failure here is a miss: the memo only saves time.
+fn load_item_memo(store: &dyn Store) {
+    if let Ok(Some(hit)) = store.lookup(&item_memo_key()) {
+        if let Some(bytes) = hit.outputs.first() {
+            item_memo::import(bytes);
         }
     }
 }
