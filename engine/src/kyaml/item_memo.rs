@@ -27,7 +27,7 @@
 //! long way.
 //!
 //! The memo is the process's (a `watch` renders many times): it forgets
-//! everything once its texts pass [`BUDGET`] bytes. A render with a cache
+//! everything once its texts pass 256 MiB. A render with a cache
 //! store passes it on to the next process ([`export`], [`import`], kept in
 //! the store by the step cache): the entries it used whose echoes read back
 //! plainly, which is what the ancestors of an edited package pass up again.
