@@ -314,21 +314,30 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
     } else {
         crate::cache::open_reading(args.cache_dir.as_deref(), &root, &options)
     };
-    let cached = match (&store, &tree) {
-        (Some(store), Some(tree)) if output == Output::InPlace => {
-            match crate::cache::lookup(&root, &options, store, tree, args.verify) {
-                crate::cache::Lookup::Done => {
-                    summary(&format!(
-                        "rendered from the cache in {:.2?}",
-                        started.elapsed()
-                    ));
-                    return Ok(());
-                }
-                crate::cache::Lookup::Failed => return Err(()),
-                crate::cache::Lookup::Miss(cached) => cached,
-            }
-        }
+    let lookup = match (&store, &tree) {
+        (Some(store), Some(tree)) if output == Output::InPlace => Some(crate::cache::lookup(
+            &root,
+            &options,
+            store,
+            tree,
+            args.verify,
+        )),
         _ => None,
+    };
+    let cached = match lookup {
+        Some(crate::cache::Lookup::Done) => {
+            summary(&format!(
+                "rendered from the cache in {:.2?}",
+                started.elapsed()
+            ));
+            // The tree's files were read to be hashed; freeing them one by
+            // one is all that would be left of a no-op render.
+            std::mem::forget(tree);
+            return Ok(());
+        }
+        Some(crate::cache::Lookup::Failed) => return Err(()),
+        Some(crate::cache::Lookup::Miss(cached)) => cached,
+        None => None,
     };
     options.cache = store
         .as_ref()

@@ -35,7 +35,7 @@ use crate::kptfile::KPTFILE_NAME;
 /// The key schema: bump it when what a key covers changes, or when
 /// krmgraph renders some input differently (v2: a mutator writing nothing
 /// fails).
-const KEY_SCHEMA: &str = "krmgraph render shortcut v2";
+const KEY_SCHEMA: &str = "krmgraph render shortcut v3";
 
 /// One entry of a tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -195,17 +195,28 @@ pub fn render_key(snapshot: &Snapshot, root: &Path, options: &RenderOptions) -> 
     for image in &runner.no_builtin_images {
         h.field(image.as_bytes());
     }
-    for (path, entry) in &snapshot.entries {
+    // Each file is hashed on its own, on the pool: a no-op render is
+    // mostly reading and hashing the tree.
+    let entries: Vec<(&String, &Entry)> = snapshot.entries.iter().collect();
+    let digests: Vec<Option<Digest>> = entries
+        .par_iter()
+        .map(|(_, entry)| match entry {
+            Entry::File(bytes) => Some(Digest::of(bytes)),
+            Entry::Link(_) => None,
+        })
+        .collect();
+    for ((path, entry), digest) in entries.iter().zip(&digests) {
         h.field(path.as_bytes());
-        match entry {
-            Entry::File(bytes) => {
+        match (entry, digest) {
+            (Entry::File(_), Some(digest)) => {
                 h.field(b"file");
-                h.field(bytes);
+                h.field(digest.as_bytes());
             }
-            Entry::Link(target) => {
+            (Entry::Link(target), _) => {
                 h.field(b"link");
                 h.field(target.as_bytes());
             }
+            (Entry::File(_), None) => return None,
         }
     }
     let identities = Identities::new(runner);
