@@ -16,11 +16,14 @@
 //! the same fingerprint gets that text with its own ids put in. That is
 //! the text the encoder would write, because the ids are plain keys with
 //! digit values in block mappings: the encoder single-quotes such a value,
-//! and its length changes nothing else on any line (`remember` declines
-//! every other case, and any item whose text holds an id's `key: 'value'`
-//! twice). The echo flag is set when reading an echo of the item back
-//! changed no style, tag or comment: the same fingerprint then reads back
-//! the same way, so the echo is the item less its ids.
+//! and its length changes nothing else on any line (the fingerprint
+//! declines every other case, and the memo any item whose text holds an
+//! id's `key: 'value'` twice). The echo is known to read back plainly once
+//! reading it back changed no style, tag or comment but the ids' (which
+//! kio.Pipeline sets afresh at every step) and restoring it moved no
+//! comment: an item with the same fingerprint then reads back the same
+//! way, so its echo is the item less its ids, with the migration id's key
+//! and value restyled as they were.
 //!
 //! `KRMGRAPH_CHECK_DIRECT=1` (CI) encodes every remembered item again and
 //! fails on a difference; the echo check already reads every echo back the
