@@ -198,26 +198,17 @@ pub fn render_key(snapshot: &Snapshot, root: &Path, options: &RenderOptions) -> 
     // Each file is hashed on its own, on the pool: a no-op render is
     // mostly reading and hashing the tree.
     let entries: Vec<(&String, &Entry)> = snapshot.entries.iter().collect();
-    let digests: Vec<Option<Digest>> = entries
+    let hashed: Vec<(&[u8], Digest)> = entries
         .par_iter()
         .map(|(_, entry)| match entry {
-            Entry::File(bytes) => Some(Digest::of(bytes)),
-            Entry::Link(_) => None,
+            Entry::File(bytes) => (b"file".as_slice(), Digest::of(bytes)),
+            Entry::Link(target) => (b"link".as_slice(), Digest::of(target.as_bytes())),
         })
         .collect();
-    for ((path, entry), digest) in entries.iter().zip(&digests) {
+    for ((path, _), (kind, digest)) in entries.iter().zip(&hashed) {
         h.field(path.as_bytes());
-        match (entry, digest) {
-            (Entry::File(_), Some(digest)) => {
-                h.field(b"file");
-                h.field(digest.as_bytes());
-            }
-            (Entry::Link(target), _) => {
-                h.field(b"link");
-                h.field(target.as_bytes());
-            }
-            (Entry::File(_), None) => return None,
-        }
+        h.field(kind);
+        h.field(digest.as_bytes());
     }
     let identities = Identities::new(runner);
     let kptfiles: Vec<(&String, &[u8])> = snapshot
