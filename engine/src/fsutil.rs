@@ -110,6 +110,27 @@ struct PlannedWrite<'a> {
     permissions: Option<std::fs::Permissions>,
 }
 
+/// The file a write to `path` writes (a symlink resolved), and whether
+/// it already holds `bytes`: such a file is left alone, since most files
+/// of a render come out as they went in, and rewriting one costs a file
+/// creation and an fsync (and wakes every watcher).
+fn write_target(path: &Path, bytes: &[u8]) -> (PathBuf, bool) {
+    let target = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+        }
+        _ => path.to_path_buf(),
+    };
+    let same = std::fs::read(&target).is_ok_and(|old| old == bytes);
+    (target, same)
+}
+
+/// A change with its write target resolved.
+enum Resolved<'a> {
+    Write(PathBuf, bool, &'a [u8]),
+    Remove(PathBuf),
+}
+
 struct Plan<'a> {
     writes: Vec<PlannedWrite<'a>>,
     removes: Vec<PathBuf>,
@@ -130,31 +151,38 @@ impl<'a> Plan<'a> {
             writable: Default::default(),
             targets: Default::default(),
         };
-        for change in changes {
+        // Reading every file to compare is most of the planning; it runs on
+        // the pool, the rest in order.
+        let resolved = crate::par::map(changes, |change| match change {
+            FileChange::Write(path, bytes) => {
+                let (target, same) = write_target(path, bytes);
+                Resolved::Write(target, same, bytes)
+            }
+            FileChange::Remove(path) => Resolved::Remove(path.clone()),
+        });
+        for change in resolved {
             match change {
-                FileChange::Write(path, bytes) => plan.plan_write(path, bytes)?,
-                FileChange::Remove(path) => plan.plan_remove(path)?,
+                Resolved::Write(target, same, bytes) => plan.plan_write(target, same, bytes)?,
+                Resolved::Remove(path) => plan.plan_remove(&path)?,
             }
         }
         Ok(plan)
     }
 
-    fn plan_write(&mut self, path: &Path, bytes: &'a [u8]) -> Result<(), CommitError> {
-        let target = match std::fs::symlink_metadata(path) {
-            Ok(m) if m.file_type().is_symlink() => {
-                std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-            }
-            _ => path.to_path_buf(),
-        };
+    /// Plans writing `bytes` to `target` (from [`write_target`]; `same`:
+    /// the file already holds them).
+    fn plan_write(
+        &mut self,
+        target: PathBuf,
+        same: bool,
+        bytes: &'a [u8],
+    ) -> Result<(), CommitError> {
         // Two paths naming one file (a symlink and its target): the last
         // write wins, as if they were written one after the other.
         if !self.targets.insert(target.clone()) {
             self.writes.retain(|w| w.target != target);
         }
-        // A file that already holds these bytes is left alone: most files
-        // of a render come out as they went in, and rewriting them costs a
-        // file creation and an fsync each (and wakes every watcher).
-        if std::fs::read(&target).is_ok_and(|old| old == bytes) {
+        if same {
             return Ok(());
         }
         let dir = parent(&target);
