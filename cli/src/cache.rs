@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use krmgraph_cache::{Digest, SledStore, Store};
-use krmgraph_engine::render::shortcut::{self, Replay, Snapshot};
+use krmgraph_engine::render::shortcut::{self, Change, Replay, Snapshot};
 use krmgraph_engine::render::{RenderCache, RenderOptions};
 
 /// A render's view of the cache: the store, the tree as read before the
@@ -150,17 +150,19 @@ pub fn lookup(
 
 impl Cached {
     /// Records the successful in-place render of `pkg` that printed
-    /// `stderr`; with `verify`, first checks it against what the cache held.
-    /// `Err` is a verify failure, already reported.
+    /// `stderr` and left `files` (its output files and deletions); with
+    /// `verify`, first checks it against what the cache held. `Err` is a
+    /// verify failure, already reported.
     pub fn record(
         &self,
         pkg: &Path,
         options: &RenderOptions,
         stderr: &[u8],
         results_file: Option<&PathBuf>,
+        files: Option<&[Change]>,
         verify: bool,
     ) -> Result<(), ()> {
-        let Ok(after) = Snapshot::read(pkg) else {
+        let Some(after) = self.after(pkg, results_file, files) else {
             return Ok(());
         };
         if verify {
@@ -177,6 +179,36 @@ impl Cached {
             eprintln!("[WARN] krmgraph: could not record the render in the cache: {e}");
         }
         Ok(())
+    }
+
+    /// The tree as the render left it: the tree it read with the files it
+    /// wrote and deleted, so that an edit made while it ran is not taken
+    /// for its output (and the next render renders it). Read again where
+    /// that cannot be told from the writes: a symlink in the tree (a write
+    /// through it changes its target), or `results.yaml` written inside it.
+    fn after(
+        &self,
+        pkg: &Path,
+        results_file: Option<&PathBuf>,
+        files: Option<&[Change]>,
+    ) -> Option<Snapshot> {
+        let has_link = || {
+            self.before
+                .entries
+                .values()
+                .any(|e| matches!(e, shortcut::Entry::Link(_)))
+        };
+        let results_outside = || match results_file {
+            None => true,
+            Some(file) => match (std::fs::canonicalize(file), std::fs::canonicalize(pkg)) {
+                (Ok(file), Ok(pkg)) => !file.starts_with(pkg),
+                _ => false,
+            },
+        };
+        match files {
+            Some(files) if !has_link() && results_outside() => Some(self.before.with(files)),
+            _ => Snapshot::read(pkg).ok(),
+        }
     }
 
     /// `--verify`: the fresh render must have done what the cache says a

@@ -381,7 +381,8 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
     }
     if let (Some(cached), Some(stderr)) = (&cached, &reporter.captured) {
         let results = outcome.results_file.as_ref();
-        cached.record(&root, &options, stderr, results, args.verify)?;
+        let files = outcome.files.as_deref();
+        cached.record(&root, &options, stderr, results, files, args.verify)?;
     }
     if let Some(store) = &store {
         crate::cache::keep_in_size(store);

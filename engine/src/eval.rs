@@ -11,7 +11,7 @@ use crate::fnruntime::{run_in_pipeline, ConfigSource, FunctionRunner, RunContext
 use crate::kptfile::validate::clean_path;
 use crate::kptfile::Function;
 use crate::kyaml::{byteio, pkgio};
-use crate::render::finish::{save_results, write_output};
+use crate::render::finish::{save_results, write_output, Written};
 use crate::render::{Output, RenderError, RenderFailure, RenderOutcome};
 use crate::yaml::node::Style;
 use crate::yaml::Node;
@@ -58,11 +58,12 @@ pub fn eval(
     let results_file =
         save_results(options.results_dir.as_deref(), &ctx).map_err(RenderFailure::from)?;
     match result {
-        Ok(stdout) => Ok(RenderOutcome {
+        Ok(written) => Ok(RenderOutcome {
             functions: 1,
             packages: 0,
-            stdout,
+            stdout: written.stdout,
             results_file,
+            files: written.files,
             verify_mismatch: None,
         }),
         Err(error) => Err(RenderFailure {
@@ -72,7 +73,7 @@ pub fn eval(
     }
 }
 
-fn run(options: &EvalOptions, ctx: &mut RunContext) -> Result<Vec<u8>, RenderError> {
+fn run(options: &EvalOptions, ctx: &mut RunContext) -> Result<Written, RenderError> {
     let (dir, mut input, input_files) = read_input(&options.input)?;
     let mut runner = FunctionRunner::new(&options.function, &dir, &options.runner)?;
     runner.set_package_path = false;

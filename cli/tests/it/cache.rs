@@ -165,6 +165,70 @@ fn a_rendered_tree_is_a_fixed_point() {
     assert!(runs(&counter) > before);
 }
 
+#[test]
+fn a_file_changed_while_rendering_is_not_taken_for_the_output() {
+    // The root's function also appends to NOTES.txt in the tree it renders,
+    // as an editor saving a file during the render would. What the render
+    // left is the tree it read plus what it wrote: the tree with the new
+    // line is not the render's fixed point, and rendering it runs again.
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src").join("pkg");
+    std::fs::create_dir_all(&src).unwrap();
+    let copy = tmp.path().join("c1/krmgraph/pkg");
+    let notes = copy.join("NOTES.txt");
+    // The path comes from the environment: a Kptfile naming the root's
+    // absolute path is not recorded at all.
+    let function = r#"sh -c 'echo run >> \"$COUNTER\"; echo edited >> \"$NOTES\"; cat'"#;
+    std::fs::write(
+        src.join("Kptfile"),
+        format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: root\npipeline:\n  mutators:\n    - exec: \"{function}\"\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n    name: cm\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("NOTES.txt"), "notes\n").unwrap();
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    let env = |notes: &Path| {
+        [
+            ("COUNTER", counter.to_string_lossy().to_string()),
+            ("NOTES", notes.to_string_lossy().to_string()),
+            ("KRMGRAPH_NO_CACHE", "0".to_string()),
+            ("KRMGRAPH_CACHE_DIR", cache.to_string_lossy().to_string()),
+        ]
+    };
+    let render_at = |work: &str, pkg: &Path, notes: &Path| {
+        let env = env(notes);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        render_with_env(
+            "krmgraph",
+            &tmp.path().join(work),
+            pkg,
+            &["--allow-exec"],
+            &env,
+        )
+    };
+    let first = render_at("c1", &src, &notes);
+    assert_eq!(first.exit_code, 0, "{}", first.stderr);
+    assert_eq!(runs(&counter), 1);
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "notes\nedited\n",
+        "the function edited the tree while it was rendered"
+    );
+    let again = render_at("c2", &copy, &tmp.path().join("elsewhere.txt"));
+    assert_eq!(again.exit_code, 0, "{}", again.stderr);
+    assert_eq!(
+        runs(&counter),
+        2,
+        "the edited tree was taken for a fixed point: {}",
+        again.stderr
+    );
+}
+
 /// Renders `src` with a cache in `<tmp>/cache` (under `<tmp>/c1`), then
 /// renders `verify(<tmp>/c1)` with `--verify` and the same cache.
 fn render_then_verify(tmp: &Path, src: &Path, verify: impl Fn(&Path) -> PathBuf) -> Rendered {

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use super::hydrate::Hydrator;
+use super::shortcut::Change;
 use super::{Output, RenderError, RenderOptions};
 use crate::fnruntime::results::result_list_node;
 use crate::fnruntime::RunContext;
@@ -18,29 +19,39 @@ use crate::krm;
 use crate::kyaml::{byteio, kioutil, pkgio, rnode};
 use crate::yaml::Node;
 
-/// Writes the rendered `resources` as `options.output` asks; returns the
-/// bytes for stdout (empty for file outputs).
+/// Writes the rendered `resources` as `options.output` asks.
 pub fn finish(
     mut resources: Vec<Node>,
     hydrator: &Hydrator,
     root_dir: &Path,
     options: &RenderOptions,
-) -> Result<Vec<u8>, RenderError> {
+) -> Result<Written, RenderError> {
     adjust_rel_paths(&mut resources, root_dir)?;
     attribute(&mut resources);
     write_output(resources, &options.output, root_dir, &hydrator.input_files)
 }
 
+/// What [`write_output`] wrote.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// The bytes for stdout (empty for file outputs).
+    pub stdout: Vec<u8>,
+    /// In place: every file of the output, by slash path relative to the
+    /// root, with its bytes (written, or already holding them), and every
+    /// input file deleted — what the tree now is, without reading it again.
+    pub files: Option<Vec<Change>>,
+}
+
 /// Writes `resources` (paths relative to `root_dir`) as `output` asks:
 /// in place (then deleting the `input_files` no resource is written to),
-/// as a ResourceList or plain YAML for stdout (returned), or into a new
-/// directory. Shared by `render` and `fn eval`.
+/// as a ResourceList or plain YAML for stdout, or into a new directory.
+/// Shared by `render` and `fn eval`.
 pub(crate) fn write_output(
     resources: Vec<Node>,
     output: &Output,
     root_dir: &Path,
     input_files: &BTreeSet<String>,
-) -> Result<Vec<u8>, RenderError> {
+) -> Result<Written, RenderError> {
     write_output_unclassified(resources, output, root_dir, input_files).map_err(|e| {
         let message = match e {
             RenderError::Delete(m) => return RenderError::Delete(m),
@@ -59,7 +70,11 @@ fn write_output_unclassified(
     output: &Output,
     root_dir: &Path,
     input_files: &BTreeSet<String>,
-) -> Result<Vec<u8>, RenderError> {
+) -> Result<Written, RenderError> {
+    let stdout = |bytes| Written {
+        stdout: bytes,
+        files: None,
+    };
     match output {
         Output::InPlace => {
             let output_files: BTreeSet<String> =
@@ -69,11 +84,12 @@ fn write_output_unclassified(
             let files = pkgio::render_files(resources, &writer_options(root_dir))
                 .map_err(|e| RenderError::Message(e.to_string()))?;
             check_writable(root_dir, files.keys())?;
+            let stale: Vec<&String> = input_files.difference(&output_files).collect();
             let mut changes = pkgio::file_changes(root_dir, &files)
                 .map_err(|e| RenderError::Message(e.to_string()))?;
             changes.extend(
-                input_files
-                    .difference(&output_files)
+                stale
+                    .iter()
                     .map(|stale| FileChange::Remove(root_dir.join(stale))),
             );
             fsutil::commit(&changes).map_err(|e| {
@@ -83,9 +99,20 @@ fn write_output_unclassified(
                     RenderError::Message(e.message)
                 }
             })?;
-            Ok(Vec::new())
+            let deleted: Vec<Change> = stale
+                .into_iter()
+                .map(|p| Change::Delete(p.clone()))
+                .collect();
+            drop(changes);
+            let written = files
+                .into_iter()
+                .map(|(path, bytes)| Change::Write(path, bytes));
+            Ok(Written {
+                stdout: Vec::new(),
+                files: Some(written.chain(deleted).collect()),
+            })
         }
-        Output::Stdout => wrapped(resources),
+        Output::Stdout => wrapped(resources).map(stdout),
         Output::Unwrap => {
             let nodes = reread(&wrapped(resources)?)?;
             byteio::ByteWriter {
@@ -98,6 +125,7 @@ fn write_output_unclassified(
                 ..Default::default()
             }
             .write_owned(nodes)
+            .map(stdout)
             .map_err(|e| RenderError::Message(e.to_string()))
         }
         Output::Dir(dir) => {
@@ -112,7 +140,7 @@ fn write_output_unclassified(
                 ))
             })?;
             pkgio::write_files(dir, &files).map_err(|e| RenderError::Message(e.to_string()))?;
-            Ok(Vec::new())
+            Ok(Written::default())
         }
     }
 }

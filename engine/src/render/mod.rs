@@ -87,6 +87,10 @@ pub struct RenderOutcome {
     pub stdout: Vec<u8>,
     /// The `results.yaml` written, if `--results-dir` was given.
     pub results_file: Option<PathBuf>,
+    /// In place: every file of the output with its bytes and every input
+    /// file deleted, by slash path relative to the root: what the tree now
+    /// is, without reading it again.
+    pub files: Option<Vec<shortcut::Change>>,
     /// With a verifying cache: the first step whose output differed from
     /// its record.
     pub verify_mismatch: Option<String>,
@@ -270,13 +274,13 @@ pub fn render(
     };
     // kpt saves results after writing in place (and not at all when the
     // write fails), but before writing other outputs.
-    let (stdout, results_file) = if options.output == Output::InPlace {
-        let stdout = finish::finish(resources, &hydrator, &root_dir, options)?;
-        (stdout, save(&ctx)?)
+    let (written, results_file) = if options.output == Output::InPlace {
+        let written = finish::finish(resources, &hydrator, &root_dir, options)?;
+        (written, save(&ctx)?)
     } else {
         let results_file = save(&ctx)?;
         match finish::finish(resources, &hydrator, &root_dir, options) {
-            Ok(stdout) => (stdout, results_file),
+            Ok(written) => (written, results_file),
             Err(error) => {
                 return Err(RenderFailure {
                     error,
@@ -288,8 +292,9 @@ pub fn render(
     Ok(RenderOutcome {
         functions: hydrator.executed,
         packages: hydrator.packages,
-        stdout,
+        stdout: written.stdout,
         results_file,
+        files: written.files,
         verify_mismatch: cache.and_then(|c| c.take_mismatch()),
     })
 }
