@@ -9,6 +9,10 @@ use crate::yaml::Node;
 /// kpt's `IsKRM`: the first missing identity field, as kpt words it.
 pub fn check_krm(resource: &Node) -> Result<(), String> {
     let meta = rnode::meta_view(resource).map_err(|e| e.to_string())?;
+    check_identity(&meta)
+}
+
+fn check_identity(meta: &rnode::MetaView) -> Result<(), String> {
     if meta.api_version.is_empty() {
         return Err("resource must have `apiVersion`".into());
     }
@@ -21,31 +25,35 @@ pub fn check_krm(resource: &Node) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether kpt exempts the resource from the KRM check (a kustomization).
-fn is_kustomization(resource: &Node) -> bool {
-    let path = path_of(resource);
+/// [`check_krm`], kustomizations exempt (kpt's `AreKRM` on one resource).
+fn check_krm_unless_kustomization(resource: &Node) -> Result<(), String> {
+    let view = rnode::annotations_view(resource);
+    let path = view
+        .annotation(kioutil::PATH_ANNOTATION)
+        .or_else(|| view.annotation(kioutil::LEGACY_PATH_ANNOTATION))
+        .unwrap_or_default();
     let base = path.rsplit('/').next().unwrap_or_default();
     if matches!(
         base,
         "kustomization.yaml" | "kustomization.yml" | "Kustomization"
     ) {
-        return true;
+        return Ok(());
     }
-    let Ok(meta) = rnode::meta_view(resource) else {
-        return false;
-    };
-    meta.api_version.starts_with("kustomize.config.k8s.io")
+    let meta = rnode::meta_view(resource).map_err(|e| e.to_string())?;
+    if meta.api_version.starts_with("kustomize.config.k8s.io")
         || (meta.api_version.is_empty() && meta.kind == "Kustomization")
+    {
+        return Ok(());
+    }
+    check_identity(&meta)
 }
 
 /// kpt's `AreKRM`: the first resource that is not KRM, as
 /// `<path>: <reason>`.
 pub fn check_all_krm(resources: &[Node]) -> Result<(), String> {
     crate::par::first_failure(resources, |resource| {
-        if is_kustomization(resource) {
-            return Ok(());
-        }
-        check_krm(resource).map_err(|reason| format!("{}: {reason}", path_of(resource)))
+        check_krm_unless_kustomization(resource)
+            .map_err(|reason| format!("{}: {reason}", path_of(resource)))
     })
 }
 

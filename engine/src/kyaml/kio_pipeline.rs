@@ -16,7 +16,7 @@
 //! directory generated resources default to (with
 //! [`kioutil::default_path_annotation`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use rayon::prelude::*;
 
@@ -30,8 +30,31 @@ use super::{comments, gopath, item_memo, order, rnode, KyamlError, Result};
 use crate::par::each_mut;
 use crate::yaml::{Kind, Node, Style};
 
-/// Internal annotations of each input, by its migration id.
-pub type AnnotationSnapshot = BTreeMap<String, BTreeMap<String, String>>;
+/// Internal annotations of each input, by its migration id (its position
+/// in the input): kyaml's map from id to annotations, as a list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AnnotationSnapshot(Vec<Vec<(String, String)>>);
+
+impl AnnotationSnapshot {
+    /// The internal annotations of the input whose migration id is `id`
+    /// (as preprocessing wrote it: decimal, no sign, no leading zero).
+    fn get(&self, id: &str) -> Option<&[(String, String)]> {
+        let canonical = !id.is_empty()
+            && id.bytes().all(|b| b.is_ascii_digit())
+            && (id == "0" || !id.starts_with('0'));
+        let position: usize = id.parse().ok().filter(|_| canonical)?;
+        self.0.get(position).map(Vec::as_slice)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The value of `key` in a snapshot's annotations.
+fn snapshot_value<'a>(annotations: &'a [(String, String)], key: &str) -> Option<&'a String> {
+    annotations.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
 
 /// `PreprocessResourcesForInternalAnnotationMigration`: sets
 /// `annotations-migration-resource-id` to each node's position, snapshots
@@ -41,14 +64,13 @@ pub fn preprocess_for_internal_annotation_migration(
     nodes: &mut [Node],
 ) -> Result<AnnotationSnapshot> {
     let entries = each_mut::<_, _, KyamlError>(nodes, |i, node| {
-        let id = i.to_string();
-        rnode::set_annotation(node, MIGRATION_ID, &id)?;
-        let internal = kioutil::get_internal_annotations(node);
+        rnode::set_annotation(node, MIGRATION_ID, &i.to_string())?;
+        let internal = kioutil::internal_annotations(node).collect();
         kioutil::copy_legacy_annotations(node)?;
         check_mismatched_annotations(node)?;
-        Ok((id, internal))
+        Ok(internal)
     })?;
-    Ok(entries.into_iter().collect())
+    Ok(AnnotationSnapshot(entries))
 }
 
 /// What the pipeline does with a filter's output.
@@ -114,8 +136,8 @@ fn determine_annotations_format(snapshot: &AnnotationSnapshot) -> Result<(bool, 
         return Ok((true, true));
     }
     let (mut internal, mut legacy) = (None, None);
-    for annotations in snapshot.values() {
-        let has = |k: &str| annotations.contains_key(k);
+    for annotations in &snapshot.0 {
+        let has = |k: &str| snapshot_value(annotations, k).is_some();
         let found_internal = has(PATH_ANNOTATION) || has(INDEX_ANNOTATION) || has(ID_ANNOTATION);
         let found_legacy = has(LEGACY_PATH_ANNOTATION)
             || has(LEGACY_INDEX_ANNOTATION)
@@ -140,12 +162,15 @@ fn missing_internal_or_legacy_annotations(node: &mut Node) -> Result<()> {
         (ID_ANNOTATION, LEGACY_ID_ANNOTATION),
     ] {
         let meta = rnode::annotations_view(node);
-        let get = |k: &str| meta.annotation(k).unwrap_or_default().to_string();
-        let (value, legacy_value) = (get(new), get(legacy));
-        if value.is_empty() && !legacy_value.is_empty() {
-            rnode::set_annotation(node, new, &legacy_value)?;
-        } else if !value.is_empty() && legacy_value.is_empty() {
-            rnode::set_annotation(node, legacy, &value)?;
+        let get = |k: &str| meta.annotation(k).unwrap_or_default();
+        // Copied only when one twin is missing (rarely: inputs carry both).
+        let copy = match (get(new), get(legacy)) {
+            ("", legacy_value) if !legacy_value.is_empty() => Some((new, legacy_value.to_string())),
+            (value, "") if !value.is_empty() => Some((legacy, value.to_string())),
+            _ => None,
+        };
+        if let Some((key, value)) = copy {
+            rnode::set_annotation(node, key, &value)?;
         }
     }
     Ok(())
@@ -155,33 +180,36 @@ fn missing_internal_or_legacy_annotations(node: &mut Node) -> Result<()> {
 /// index (relative to the snapshot), the other follows.
 fn check_annotations_altered(node: &mut Node, snapshot: &AnnotationSnapshot) -> Result<()> {
     let meta = rnode::annotations_view(node);
-    let get = |k: &str| meta.annotation(k).unwrap_or_default().to_string();
-    let Some(original) = snapshot.get(&get(MIGRATION_ID)) else {
+    let get = |k: &str| meta.annotation(k).unwrap_or_default();
+    let Some(original) = snapshot.get(get(MIGRATION_ID)) else {
         return Ok(());
     };
     // Both twins are read before either is set, as kyaml reads them from
-    // one GetAnnotations.
-    let twins = [
+    // one GetAnnotations; the sets are decided before any is made, and
+    // values are copied only for a set (rarely: functions seldom move a
+    // resource).
+    let mut sets = Vec::new();
+    for (name, new, legacy) in [
         ("path", PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
         ("index", INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
-    ]
-    .map(|(name, new, legacy)| (name, new, legacy, get(new), get(legacy)));
-    for (name, new, legacy, internal, legacy_value) in twins {
-        let before = original
-            .get(new)
-            .or_else(|| original.get(legacy))
-            .cloned()
-            .unwrap_or_default();
+    ] {
+        let (internal, legacy_value) = (get(new), get(legacy));
+        let before = snapshot_value(original, new)
+            .or_else(|| snapshot_value(original, legacy))
+            .map_or("", String::as_str);
         if before.is_empty() {
             continue;
         }
         if before != internal && before != legacy_value && internal != legacy_value {
             return Err(KyamlError::MismatchedAnnotations(name));
         } else if before != internal {
-            rnode::set_annotation(node, legacy, &internal)?;
+            sets.push((legacy, internal.to_string()));
         } else if before != legacy_value {
-            rnode::set_annotation(node, new, &legacy_value)?;
+            sets.push((new, legacy_value.to_string()));
         }
+    }
+    for (key, value) in sets {
+        rnode::set_annotation(node, key, &value)?;
     }
     Ok(())
 }
@@ -410,12 +438,19 @@ mod tests {
         ];
         let snapshot = preprocess_for_internal_annotation_migration(&mut nodes).unwrap();
         assert_eq!(
-            snapshot["0"]
+            snapshot
+                .get("0")
+                .unwrap()
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect::<Vec<_>>(),
             pairs(&[(LEGACY_PATH_ANNOTATION, "a.yaml"), (MIGRATION_ID, "0")])
         );
+        // Only the ids preprocessing writes name an input.
+        assert!(snapshot.get("1").is_some());
+        for id in ["2", "00", "01", "+1", "-0", "", "x"] {
+            assert!(snapshot.get(id).is_none(), "{id:?}");
+        }
         assert_eq!(
             annotations(&nodes[1]),
             pairs(&[
@@ -468,11 +503,10 @@ mod tests {
     #[test]
     fn reconcile_keeps_the_input_format_and_short_circuits_empty_output() {
         let mut nodes = vec![resource("    config.kubernetes.io/path: a.yaml\n")];
-        let snapshot: AnnotationSnapshot = [(
-            "0".to_string(),
-            [(LEGACY_PATH_ANNOTATION.to_string(), "a.yaml".to_string())].into(),
-        )]
-        .into();
+        let snapshot = AnnotationSnapshot(vec![vec![(
+            LEGACY_PATH_ANNOTATION.to_string(),
+            "a.yaml".to_string(),
+        )]]);
         rnode::set_annotation(&mut nodes[0], MIGRATION_ID, "0").unwrap();
         reconcile_internal_annotations(&mut nodes, &snapshot).unwrap();
         assert_eq!(
@@ -483,17 +517,10 @@ mod tests {
             finish_filter(&mut [], &snapshot).unwrap(),
             FilterOutcome::Empty
         );
-        let mixed: AnnotationSnapshot = [
-            (
-                "0".to_string(),
-                [(PATH_ANNOTATION.to_string(), "a".to_string())].into(),
-            ),
-            (
-                "1".to_string(),
-                [(LEGACY_PATH_ANNOTATION.to_string(), "a".to_string())].into(),
-            ),
-        ]
-        .into();
+        let mixed = AnnotationSnapshot(vec![
+            vec![(PATH_ANNOTATION.to_string(), "a".to_string())],
+            vec![(LEGACY_PATH_ANNOTATION.to_string(), "a".to_string())],
+        ]);
         assert_eq!(
             reconcile_internal_annotations(&mut nodes, &mixed)
                 .unwrap_err()

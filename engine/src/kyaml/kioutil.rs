@@ -231,6 +231,11 @@ fn parse_index(value: &str) -> Result<i64> {
 /// `GetInternalAnnotations`: annotations under `internal.config.kubernetes.io/`
 /// plus the legacy path, index and id.
 pub fn get_internal_annotations(node: &Node) -> BTreeMap<String, String> {
+    internal_annotations(node).collect()
+}
+
+/// [`get_internal_annotations`] in document order (each key once).
+pub fn internal_annotations(node: &Node) -> impl Iterator<Item = (String, String)> + '_ {
     rnode::annotations_view(node)
         .annotations()
         .filter(|(k, _)| {
@@ -240,7 +245,6 @@ pub fn get_internal_annotations(node: &Node) -> BTreeMap<String, String> {
                 || *k == LEGACY_ID_ANNOTATION
         })
         .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 #[cfg(test)]

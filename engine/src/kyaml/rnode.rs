@@ -438,9 +438,14 @@ pub struct MetaView<'a> {
 impl<'a> MetaView<'a> {
     /// Annotation `key` as [`ResourceMeta::annotations`] has it.
     pub fn annotation(&self, key: &str) -> Option<&'a str> {
-        string_pairs(self.annotations)
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v)
+        // string_pairs, with each value read only for the key looked for:
+        // this runs for several keys of every resource at every step.
+        let annotations = self
+            .annotations
+            .filter(|n| error_if_invalid(n, Kind::Mapping).is_ok())?;
+        pairs(y_node(annotations))
+            .find(|(k, _)| get_value(Some(k)) == key)
+            .map(|(_, v)| get_value(Some(v)))
     }
 
     /// The annotations as [`ResourceMeta::annotations`] has them (the
