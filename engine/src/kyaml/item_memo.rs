@@ -26,13 +26,14 @@
 //! and value restyled as they were.
 //!
 //! Two fingerprints are taken. The text's leaves out, besides the ids'
-//! values, what the encoder does not read: a scalar with no tag and one
-//! tagged `!!str` are written alike whenever the value reads as a string
-//! (or is quoted), which is how an item read from its file (whose reader
-//! annotations kio.Pipeline set without a tag) and the same item after one
-//! echo (parsed, so tagged) differ; the second finds the first's text. The
-//! item's own fingerprint also covers which scalars had no tag, and keys
-//! what is known of its echo (which the tags change).
+//! values, what the encoder does not read: a node with no tag is written
+//! as the same node with the tag the parser gives it — `!!map`, `!!seq`,
+//! or `!!str` for a scalar that is quoted or reads as a string — which is
+//! how an item read from its file (whose reader annotations kio.Pipeline
+//! set without tags) and the same item after one echo (parsed, so tagged)
+//! differ; the second finds the first's text. The item's own fingerprint
+//! also covers which nodes had no tag, and keys what is known of its echo
+//! (which the tags change).
 //!
 //! `KRMGRAPH_CHECK_DIRECT=1` (CI) encodes every remembered item again and
 //! fails on a difference; the echo check already reads every echo back the
