@@ -27,11 +27,7 @@ fn check_identity(meta: &rnode::MetaView) -> Result<(), String> {
 
 /// [`check_krm`], kustomizations exempt (kpt's `AreKRM` on one resource).
 fn check_krm_unless_kustomization(resource: &Node) -> Result<(), String> {
-    let view = rnode::annotations_view(resource);
-    let path = view
-        .annotation(kioutil::PATH_ANNOTATION)
-        .or_else(|| view.annotation(kioutil::LEGACY_PATH_ANNOTATION))
-        .unwrap_or_default();
+    let (path, _) = kioutil::file_annotations(resource);
     let base = path.rsplit('/').next().unwrap_or_default();
     if matches!(
         base,

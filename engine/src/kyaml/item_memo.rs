@@ -526,7 +526,7 @@ fn annotation_mut<'a>(root: &'a mut Node, name: &str) -> Option<&'a mut [Node]> 
 }
 
 /// A position as kio.Pipeline writes it: decimal, no leading zero.
-fn is_id(value: &str) -> bool {
+pub(super) fn is_id(value: &str) -> bool {
     !value.is_empty()
         && value.bytes().all(|b| b.is_ascii_digit())
         && (value == "0" || !value.starts_with('0'))

@@ -39,10 +39,7 @@ impl AnnotationSnapshot {
     /// The internal annotations of the input whose migration id is `id`
     /// (as preprocessing wrote it: decimal, no sign, no leading zero).
     fn get(&self, id: &str) -> Option<&[(String, String)]> {
-        let canonical = !id.is_empty()
-            && id.bytes().all(|b| b.is_ascii_digit())
-            && (id == "0" || !id.starts_with('0'));
-        let position: usize = id.parse().ok().filter(|_| canonical)?;
+        let position: usize = id.parse().ok().filter(|_| item_memo::is_id(id))?;
         self.0.get(position).map(Vec::as_slice)
     }
 

@@ -34,12 +34,17 @@ pub const PACKAGE_PATH_ANNOTATION: &str = "internal.config.kubernetes.io/package
 /// `GetFileAnnotations`: (path, index), internal annotations first, legacy
 /// ones as fallback; empty strings when absent.
 pub fn get_file_annotations(node: &Node) -> (String, String) {
+    let (path, index) = file_annotations(node);
+    (path.to_string(), index.to_string())
+}
+
+/// [`get_file_annotations`], borrowed.
+pub fn file_annotations(node: &Node) -> (&str, &str) {
     let meta = rnode::annotations_view(node);
     let pick = |key: &str, legacy: &str| {
         meta.annotation(key)
             .or_else(|| meta.annotation(legacy))
             .unwrap_or_default()
-            .to_string()
     };
     (
         pick(PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
