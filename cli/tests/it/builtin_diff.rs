@@ -84,6 +84,51 @@ pub fn compare(
     failures
 }
 
+/// A nested tree: a package at each of `packages` (directories below the
+/// root, `""` the root itself), each with `resources` and a Kptfile whose
+/// pipeline runs `functions` (image, `configMap:` block) in order; kpt
+/// runs them as `exec: <krmgraph> fn run <image>`. Returns what differs.
+/// Run by each ancestor in turn, a resource meets the same steps again
+/// and again, which is where krmgraph's per-item fixed points apply.
+pub fn compare_nested(
+    packages: &[&str],
+    resources: &str,
+    functions: &[(&str, &str)],
+) -> Vec<String> {
+    let work = tempfile::tempdir().unwrap();
+    let exec = |image: &str| format!("{} fn run {image}", krmgraph_bin().display());
+    let write = |root: &Path, spell: &dyn Fn(&str) -> String| {
+        for (depth, dir) in packages.iter().enumerate() {
+            let dir = root.join(dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut kptfile = format!(
+                "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg{depth}\npipeline:\n  mutators:\n"
+            );
+            for (image, config) in functions {
+                kptfile.push_str(&format!("    - {}\n      {config}\n", spell(image)));
+            }
+            std::fs::write(dir.join("Kptfile"), kptfile).unwrap();
+            std::fs::write(dir.join("resources.yaml"), resources).unwrap();
+        }
+    };
+    let kpt_src = work.path().join("src-kpt").join("pkg");
+    let our_src = work.path().join("src-krmgraph").join("pkg");
+    write(&kpt_src, &|image| format!("exec: {}", exec(image)));
+    write(&our_src, &|image| format!("image: {image}"));
+    let args = ["--allow-exec", "--results-dir", "<RESULTS>"];
+    let mut kpt = render_with("kpt", work.path(), &kpt_src, &args);
+    for (image, _) in functions {
+        kpt = as_image(kpt, &exec(image), image);
+    }
+    let ours = render_with("krmgraph", work.path(), &our_src, &args);
+    let mut failures = Vec::new();
+    if kpt.exit_code != 0 {
+        failures.push(format!("kpt exited {}: {}", kpt.exit_code, kpt.stderr));
+    }
+    failures.extend(describe_difference(&kpt, &ours));
+    failures
+}
+
 /// kpt's output with the exec command spelled as the image: as written in
 /// the Kptfile, and as kpt reports it (a short name expanded to
 /// `gcr.io/kpt-fn/`) in progress lines and `results.yaml`.

@@ -8,7 +8,8 @@
 //! their JSON round trip the way krmgraph does — not their own behaviour,
 //! which the unit tests and kpt's e2e cases cover.
 
-use crate::builtin_diff::{run_cases, Case};
+use crate::builtin_diff::{compare_nested, run_cases, Case};
+use crate::util::kpt_available;
 
 const RESOURCES: &str = r#"# the deployment
 apiVersion: apps/v1
@@ -184,4 +185,36 @@ const CASES: &[Case] = &[
 #[test]
 fn kustomize_builtins_match_kpt_exec() {
     run_cases("kustomize_builtins_match_kpt_exec", RESOURCES, CASES);
+}
+
+/// Four packages deep, every Kptfile running set-namespace, set-labels and
+/// set-annotations: from the third package up, most items come back from
+/// each step as they went in, and krmgraph gives them back without running
+/// the step (`fnruntime::builtin::fixed_point`). The bytes must still be
+/// kpt's; CI's `KRMGRAPH_CHECK_DIRECT=1` also runs each such step on the
+/// bytes and compares.
+#[test]
+fn kustomize_builtins_in_nested_packages_match_kpt_exec() {
+    if !kpt_available("kustomize_builtins_in_nested_packages_match_kpt_exec") {
+        return;
+    }
+    let failures = compare_nested(
+        &["", "a", "a/b", "a/b/c"],
+        RESOURCES,
+        &[
+            (
+                "gcr.io/kpt-fn/set-namespace:v0.1.3",
+                "configMap: {namespace: prod}",
+            ),
+            (
+                "gcr.io/kpt-fn/set-labels:v0.1.4",
+                "configMap: {tier: backend}",
+            ),
+            (
+                "gcr.io/kpt-fn/set-annotations:v0.1.4",
+                "configMap: {owner: me}",
+            ),
+        ],
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }

@@ -27,6 +27,7 @@ use crate::kyaml::{byteio, item_memo, kio_pipeline, kioutil, rnode};
 use crate::yaml::node::Style;
 use crate::yaml::reparse::Restyle;
 use crate::yaml::Node;
+use builtin::fixed_point;
 use rayon::prelude::*;
 use results::{parse_results, FnResult};
 
@@ -345,12 +346,13 @@ impl FunctionRunner {
             ConfigSource::Input(i) => input.get(*i).cloned(),
             ConfigSource::Node(node) => Some(node.clone()),
         };
-        if let Some(direct) = self.run_direct(input, function_config.as_ref()) {
+        if let Some(direct) = self.run_on_nodes(input, function_config.as_ref()) {
+            let direct = direct?;
             record.stderr = String::from_utf8_lossy(&direct.stderr).into_owned();
             if let Some(results) = &direct.results {
                 record.results = parse_results(results);
             }
-            let output = self.restore(input, direct.items, function_config.as_ref())?;
+            let output = direct.items;
             if self.check_direct {
                 let mut on_bytes = self.new_result();
                 let bytes =
@@ -411,20 +413,104 @@ impl FunctionRunner {
         self.default_paths(output, function_config)
     }
 
-    /// A built-in's successful output on nodes ([`builtin::direct`]), when
-    /// it has that form and answers.
-    fn run_direct(
+    /// A built-in's successful output on nodes ([`builtin::direct`]),
+    /// restored as kpt restores a function's output, when it has that form
+    /// and answers.
+    fn run_on_nodes(
         &self,
-        input: &[Node],
+        input: &mut [Node],
         function_config: Option<&Node>,
-    ) -> Option<builtin::direct::Output> {
+    ) -> Option<Result<builtin::direct::Output, FnError>> {
         let FunctionKind::Image(image) = &self.kind else {
             return None;
         };
-        let direct = builtin::lookup(image)
-            .filter(|_| self.use_builtins)?
-            .direct?;
-        direct(input, function_config)
+        let builtin = builtin::lookup(image).filter(|_| self.use_builtins)?;
+        let direct = builtin.direct?;
+        if builtin.per_item {
+            return self.run_per_item(image, builtin, direct, input, function_config);
+        }
+        let mut run = direct(input, function_config)?;
+        let items = std::mem::take(&mut run.items);
+        Some(
+            self.restore(input, items, function_config)
+                .map(|items| builtin::direct::Output { items, ..run }),
+        )
+    }
+
+    /// [`Self::run_on_nodes`] for a per-item built-in: the items known to
+    /// come back as they are ([`fixed_point`]) are given back so without
+    /// running it, it runs on the others, and those that came back as they
+    /// were are learnt.
+    fn run_per_item(
+        &self,
+        image: &str,
+        builtin: &builtin::Builtin,
+        direct: builtin::direct::DirectFn,
+        input: &mut [Node],
+        function_config: Option<&Node>,
+    ) -> Option<Result<builtin::direct::Output, FnError>> {
+        let step = fixed_point::Step::new(image, builtin.version, function_config);
+        let lookups = fixed_point::classify(&step, input);
+        let known = lookups.iter().filter(|l| l.is_known()).count();
+        let mut run = if known == 0 {
+            direct(input, function_config)?
+        } else if known == input.len() {
+            builtin::direct::Output::default()
+        } else {
+            let unknown: Vec<Node> = input
+                .iter()
+                .zip(&lookups)
+                .filter(|(_, l)| !l.is_known())
+                .map(|(item, _)| item.clone())
+                .collect();
+            direct(&unknown, function_config)?
+        };
+        if run.items.len() != input.len() - known || run.results.is_some() || !run.stderr.is_empty()
+        {
+            return None;
+        }
+        // Outputs find their inputs by id, which is the position in the
+        // whole list.
+        if let Err(e) = kio_pipeline::copy_comments_and_sync_order(input, &mut run.items) {
+            return Some(Err(FnError::Message(e.to_string())));
+        }
+        let unknown: Vec<(&Node, &fixed_point::Lookup)> = input
+            .iter()
+            .zip(&lookups)
+            .filter(|(_, l)| !l.is_known())
+            .collect();
+        unknown
+            .par_iter()
+            .zip(run.items.par_iter())
+            .for_each(|((item, lookup), output)| {
+                if let fixed_point::Lookup::Unknown(key) = lookup {
+                    fixed_point::learn(*key, item, output);
+                }
+            });
+        let mut ran = run.items.into_iter();
+        let mut output = Vec::with_capacity(input.len());
+        for (item, lookup) in input.iter_mut().zip(&lookups) {
+            let next = match lookup {
+                fixed_point::Lookup::Known(look) => {
+                    // The bytes run of the check needs the input whole.
+                    let item = if self.check_direct {
+                        item.clone()
+                    } else {
+                        std::mem::take(item)
+                    };
+                    match fixed_point::output(item, look) {
+                        Ok(item) => item,
+                        Err(e) => return Some(Err(FnError::Message(e.to_string()))),
+                    }
+                }
+                _ => ran.next()?,
+            };
+            output.push(next);
+        }
+        Some(
+            self.default_paths(output, function_config)
+                .map(|items| builtin::direct::Output { items, ..run }),
+        )
     }
 
     /// What kpt does to a successful function's output read back from its

@@ -69,7 +69,8 @@ const BUDGET: usize = 256 << 20;
 
 const SHARDS: usize = 16;
 
-type Fingerprint = [u8; 32];
+/// A blake3 fingerprint.
+pub type Fingerprint = [u8; 32];
 
 /// Each item's memo entry, by position in its list (`None` where it has
 /// none).
@@ -103,7 +104,7 @@ pub struct Entry {
     /// ids: the style and tag of the migration id's key and value after
     /// reading back (the one id restoring keeps; the parser gives the
     /// key a tag kio.Pipeline's setter does not).
-    echo: OnceLock<[(Style, String); 2]>,
+    echo: OnceLock<MigrationIdLook>,
     /// Whether this process looked the item up or remembered it (what
     /// [`export`] keeps).
     used: AtomicBool,
@@ -119,28 +120,42 @@ impl Entry {
     /// Records that an echo of this item read back plainly: `restored` is
     /// the echo, restored.
     pub fn learn_echo(&self, restored: &Node) {
-        let Some(pair) = annotation(restored, MIGRATION_ID) else {
-            return;
-        };
-        let look = |n: &Node| (n.style, n.tag.clone());
-        let _ = self.echo.set([look(pair.key), look(pair.value)]);
+        if let Some(look) = migration_id_look(restored) {
+            let _ = self.echo.set(look);
+        }
     }
 
     /// What [`kio_pipeline::restore_echo`] makes of an echo of `item`, when
     /// the echo is known to read back plainly: the item less its ids, with
     /// the migration id as it reads back.
     pub fn restore_echo(&self, item: &mut Node) -> super::Result<()> {
-        *item = byteio::into_y_node(std::mem::take(item));
-        kio_pipeline::clear_ids(item)?;
-        let (Some([key, value]), Some(pair)) =
-            (self.echo.get(), annotation_mut(item, MIGRATION_ID))
-        else {
-            return Ok(());
-        };
-        (pair[0].style, pair[0].tag) = (key.0, key.1.clone());
-        (pair[1].style, pair[1].tag) = (value.0, value.1.clone());
-        Ok(())
+        less_ids(item, self.echo.get())
     }
+}
+
+/// The style and tag of the migration id's key and value in `restored` (an
+/// output item kpt read back and restored): what [`less_ids`] gives them.
+pub type MigrationIdLook = [(Style, String); 2];
+
+/// [`MigrationIdLook`] of `restored`, which has the migration id.
+pub fn migration_id_look(restored: &Node) -> Option<MigrationIdLook> {
+    let pair = annotation(restored, MIGRATION_ID)?;
+    let look = |n: &Node| (n.style, n.tag.clone());
+    Some([look(pair.key), look(pair.value)])
+}
+
+/// Makes an input item (with its ids) the output item of a function that
+/// gave it back as it was: the item's root, less its ids, with the
+/// migration id's key and value styled as `look` says kpt reads them back.
+pub fn less_ids(item: &mut Node, look: Option<&MigrationIdLook>) -> super::Result<()> {
+    *item = byteio::into_y_node(std::mem::take(item));
+    kio_pipeline::clear_ids(item)?;
+    let (Some([key, value]), Some(pair)) = (look, annotation_mut(item, MIGRATION_ID)) else {
+        return Ok(());
+    };
+    (pair[0].style, pair[0].tag) = (key.0, key.1.clone());
+    (pair[1].style, pair[1].tag) = (value.0, value.1.clone());
+    Ok(())
 }
 
 impl Text {
@@ -306,7 +321,8 @@ pub fn import(bytes: &[u8]) -> usize {
     count
 }
 
-fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+/// Appends `bytes` with their length (a little-endian u32) before them.
+pub(crate) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
     out.extend_from_slice(bytes);
 }
@@ -375,20 +391,21 @@ fn holds_together(text: &[u8], values: &[(Range<usize>, usize); 3]) -> bool {
         })
 }
 
-struct Reader<'a>(&'a [u8]);
+/// Reads what [`put_bytes`] and fixed-size fields wrote.
+pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let (head, rest) = self.0.split_at_checked(n)?;
         self.0 = rest;
         Some(head)
     }
 
-    fn u32(&mut self) -> Option<u32> {
+    pub(crate) fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
     }
 
-    fn bytes(&mut self) -> Option<&'a [u8]> {
+    pub(crate) fn bytes(&mut self) -> Option<&'a [u8]> {
         let n = self.u32()? as usize;
         self.take(n)
     }
@@ -480,13 +497,24 @@ fn fingerprint(root: &Node) -> Option<(Fingerprints, [String; 3])> {
         skip[i] = value;
         ids[i] = value.value.clone();
     }
+    Some((fingerprints_skipping(root, &skip), ids))
+}
+
+/// An item's fingerprint as [`item_text`] takes it (see the module doc),
+/// with the values of the `skip` nodes left out (their kind, style and tag
+/// are kept).
+pub fn fingerprint_skipping(node: &Node, skip: &[*const Node]) -> Fingerprint {
+    fingerprints_skipping(node, skip).item
+}
+
+fn fingerprints_skipping(node: &Node, skip: &[*const Node]) -> Fingerprints {
     let mut feed = Feed {
         bytes: Vec::with_capacity(4096),
         untagged: Vec::new(),
         nodes: 0,
         skip,
     };
-    feed.node(root);
+    feed.node(node);
     let text = *blake3::hash(&feed.bytes).as_bytes();
     let mut item = blake3::Hasher::new();
     item.update(&text);
@@ -494,7 +522,7 @@ fn fingerprint(root: &Node) -> Option<(Fingerprints, [String; 3])> {
         item.update(&ordinal.to_le_bytes());
     }
     let item = *item.finalize().as_bytes();
-    Some((Fingerprints { text, item }, ids))
+    Fingerprints { text, item }
 }
 
 /// The keys and values of the ids' annotations of `root` (an item's
@@ -526,14 +554,14 @@ fn annotation_mut<'a>(root: &'a mut Node, name: &str) -> Option<&'a mut [Node]> 
 }
 
 /// A position as kio.Pipeline writes it: decimal, no leading zero.
-pub(super) fn is_id(value: &str) -> bool {
+pub(crate) fn is_id(value: &str) -> bool {
     !value.is_empty()
         && value.bytes().all(|b| b.is_ascii_digit())
         && (value == "0" || !value.starts_with('0'))
 }
 
 /// What the fingerprints cover of an item, gathered in one walk.
-struct Feed {
+struct Feed<'s> {
     /// The text fingerprint's input. Compact, since it is hashed for every
     /// item of every list: per node, kind and style in a byte, a byte
     /// saying which strings are there, and only those, length-prefixed.
@@ -542,11 +570,11 @@ struct Feed {
     /// written alike with, having none.
     untagged: Vec<u32>,
     nodes: u32,
-    /// The ids' value nodes, whose values are left out.
-    skip: [*const Node; 3],
+    /// The nodes whose values are left out (the ids' values).
+    skip: &'s [*const Node],
 }
 
-impl Feed {
+impl Feed<'_> {
     fn node(&mut self, node: &Node) {
         let skipped = self.skip.contains(&(node as *const Node));
         let value = if skipped { "" } else { node.value.as_str() };

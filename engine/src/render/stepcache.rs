@@ -52,6 +52,7 @@ use rayon::prelude::*;
 
 use super::codec::{self, Log, Root};
 use super::shortcut::{function_identities, is_kptfile, Entry, Hasher, Identities, Snapshot};
+use crate::fnruntime::builtin::fixed_point;
 use crate::fnruntime::{FunctionRunner, RunnerOptions};
 use crate::kptfile::validate::clean_path;
 use crate::kptfile::{Function, Selector};
@@ -557,14 +558,21 @@ impl<'a> StepCache<'a> {
     }
 
     /// Records what the item memo holds for the next render
-    /// ([`item_memo::export`]) in place of what it held before.
+    /// ([`item_memo::export`]), and the fixed points the render met
+    /// ([`fixed_point::export`]), in place of what it held before.
     fn save_item_memo(&self) {
-        let Some(bytes) = item_memo::export() else {
+        let memo = item_memo::export();
+        let fixed_points = fixed_point::export();
+        let outputs: Vec<(&str, &[u8])> = [(ITEM_MEMO, &memo), (FIXED_POINTS, &fixed_points)]
+            .into_iter()
+            .filter_map(|(name, bytes)| Some((name, bytes.as_deref()?)))
+            .collect();
+        if outputs.is_empty() {
             return;
-        };
+        }
         let key = item_memo_key();
         let before = self.on(self.store.peek_step(&key)).flatten();
-        let Some(record) = self.on(self.store.record(&key, &[(ITEM_MEMO, &bytes)], &[])) else {
+        let Some(record) = self.on(self.store.record(&key, &outputs, &[])) else {
             return;
         };
         // The memo a render replaces is garbage at once: it goes now
@@ -576,8 +584,10 @@ impl<'a> StepCache<'a> {
     }
 }
 
-/// The output name of the item memo's record.
+/// The output names of the item memo's record: the memo, and the
+/// per-item built-ins' fixed points ([`fixed_point::export`]).
 const ITEM_MEMO: &str = "item-memo";
+const FIXED_POINTS: &str = "fixed-points";
 
 /// The key the item memo is recorded under: one per krmgraph version.
 fn item_memo_key() -> Digest {
@@ -587,12 +597,16 @@ fn item_memo_key() -> Digest {
     Digest::from(h.0.finalize())
 }
 
-/// Imports the item memo the last render with this store recorded (once
-/// per process). A store failure here is a miss: the memo only saves time.
+/// Imports the item memo and the fixed points the last render with this
+/// store recorded (once per process). A store failure here is a miss: both
+/// only save time.
 fn load_item_memo(store: &dyn Store) {
     if let Ok(Some(hit)) = store.lookup(&item_memo_key()) {
-        if let Some(bytes) = hit.outputs.first() {
+        if let Some((_, bytes)) = output(&hit, ITEM_MEMO) {
             item_memo::import(bytes);
+        }
+        if let Some((_, bytes)) = output(&hit, FIXED_POINTS) {
+            fixed_point::import(bytes);
         }
     }
 }

@@ -35,6 +35,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ApplyReplacements"],
         run: run_v0_1,
         direct: None,
+        per_item: false,
     },
     Builtin {
         name: "apply-replacements",
@@ -44,6 +45,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ApplyReplacements"],
         run,
         direct: None,
+        per_item: false,
     },
 ];
 

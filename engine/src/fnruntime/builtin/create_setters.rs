@@ -30,6 +30,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     config_kinds: &["ConfigMap"],
     run,
     direct: Some(run_direct),
+    per_item: false,
 }];
 
 /// Runs the function.

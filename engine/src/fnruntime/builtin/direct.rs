@@ -151,7 +151,8 @@ pub fn check_echo(name: &str, echoed: &[Node], parsed: &[Node]) {
     );
 }
 
-fn same_but_positions(a: &Node, b: &Node) -> bool {
+/// Whether `a` and `b` are the same tree, source positions aside.
+pub fn same_but_positions(a: &Node, b: &Node) -> bool {
     a.kind == b.kind
         && a.style == b.style
         && a.tag == b.tag

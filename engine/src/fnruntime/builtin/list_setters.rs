@@ -22,6 +22,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     config_kinds: &[],
     run,
     direct: Some(run_direct),
+    per_item: false,
 }];
 
 /// Runs the function.

@@ -20,6 +20,7 @@ pub mod create_setters;
 pub mod direct;
 pub mod drop_comments;
 pub mod ensure_name_substring;
+pub mod fixed_point;
 pub mod framework;
 pub mod kustomize;
 pub mod list_setters;
@@ -56,6 +57,11 @@ pub struct Builtin {
     pub run: RunFn,
     /// The same function on nodes, where it has that form ([`direct`]).
     pub direct: Option<direct::DirectFn>,
+    /// Whether, on nodes, each output item depends only on the matching
+    /// input item and the functionConfig, with no results and no stderr on
+    /// success: the step then runs only on the items not known to come
+    /// back as they are ([`fixed_point`]).
+    pub per_item: bool,
 }
 
 impl std::fmt::Debug for Builtin {
@@ -97,6 +103,7 @@ static BASE: &[Builtin] = &[
         config_kinds: &[],
         run: no_op::run,
         direct: Some(no_op::run_direct),
+        per_item: false,
     },
     Builtin {
         name: "drop-comments",
@@ -106,6 +113,7 @@ static BASE: &[Builtin] = &[
         config_kinds: &[],
         run: drop_comments::run,
         direct: Some(drop_comments::run_direct),
+        per_item: false,
     },
 ];
 

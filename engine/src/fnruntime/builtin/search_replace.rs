@@ -32,6 +32,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap"],
         run: run_v0_1,
         direct: Some(run_direct_v0_1),
+        per_item: false,
     },
     Builtin {
         name: "search-replace",
@@ -41,6 +42,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap"],
         run,
         direct: Some(run_direct),
+        per_item: false,
     },
 ];
 

@@ -34,6 +34,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     config_kinds: &["ConfigMap", "SetImage"],
     run,
     direct: Some(run_direct),
+    per_item: false,
 }];
 
 /// Runs the function.

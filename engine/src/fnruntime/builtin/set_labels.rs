@@ -47,6 +47,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetLabels"],
         run,
         direct: Some(run_direct),
+        per_item: false,
     },
     Builtin {
         name: "set-labels",
@@ -56,6 +57,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetLabels"],
         run: run_v0_2,
         direct: Some(run_direct_v0_2),
+        per_item: false,
     },
     Builtin {
         name: "set-labels",
@@ -65,6 +67,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetLabels"],
         run: run_v0_2,
         direct: Some(run_direct_v0_2),
+        per_item: false,
     },
 ];
 

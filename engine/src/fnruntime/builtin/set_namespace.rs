@@ -53,6 +53,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetNamespace"],
         run: run_v0_2,
         direct: Some(run_direct_v0_2),
+        per_item: false,
     },
     Builtin {
         name: "set-namespace",
@@ -65,6 +66,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetNamespace"],
         run,
         direct: Some(run_direct),
+        per_item: false,
     },
     Builtin {
         name: "set-namespace",
@@ -74,6 +76,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetNamespace"],
         run,
         direct: Some(run_direct),
+        per_item: false,
     },
 ];
 

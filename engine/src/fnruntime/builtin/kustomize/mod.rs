@@ -53,6 +53,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetNamespaceConfig"],
         run: run::<namespace::SetNamespace>,
         direct: Some(run_direct::<namespace::SetNamespace>),
+        per_item: true,
     },
     Builtin {
         name: "set-labels",
@@ -62,6 +63,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetLabelConfig"],
         run: run::<labels::SetLabels>,
         direct: Some(run_direct::<labels::SetLabels>),
+        per_item: true,
     },
     Builtin {
         name: "set-annotations",
@@ -71,6 +73,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetAnnotationConfig"],
         run: run::<annotations::SetAnnotations>,
         direct: Some(run_direct::<annotations::SetAnnotations>),
+        per_item: true,
     },
 ];
 
