@@ -8,8 +8,8 @@
 //! (both entries point at the first); here the first entry is cloned.
 
 use super::rnode::{
-    elements, field_value, field_value_mut, fields, is_nil_or_empty, sync_map_nodes_order, y_node,
-    y_node_mut,
+    elements, error_if_invalid, field_value, field_value_mut, is_nil_or_empty, pairs,
+    sync_map_nodes_order, y_node, y_node_mut,
 };
 use super::{KyamlError, Result};
 use crate::yaml::{Kind, Node};
@@ -34,12 +34,13 @@ fn sync(from: &Node, to: &mut Node) -> Result<()> {
 
 /// `VisitFields`: reorders `to`, then recurses into fields both have.
 fn visit_fields(from: &Node, to: &mut Node) -> Result<()> {
-    let Ok(names) = fields(from) else {
+    if error_if_invalid(from, Kind::Mapping).is_err() {
         return Ok(());
-    };
+    }
     sync_map_nodes_order(from, to);
-    for name in names {
-        if let (Some(f), Some(t)) = (field_value(from, &name), field_value_mut(to, &name)) {
+    for (name, _) in pairs(y_node(from)) {
+        let name = name.value.as_str();
+        if let (Some(f), Some(t)) = (field_value(from, name), field_value_mut(to, name)) {
             sync(f, t)?;
         }
     }

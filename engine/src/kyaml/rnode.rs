@@ -859,18 +859,28 @@ pub fn sync_map_nodes_order(from: &Node, to: &mut Node) {
     if already_in_order(from, to) {
         return;
     }
-    let (Ok(from_fields), Ok(mut to_fields)) = (fields(from), fields(to)) else {
+    if error_if_invalid(from, Kind::Mapping).is_err()
+        || error_if_invalid(to, Kind::Mapping).is_err()
+    {
         return;
-    };
-    let mut order = Vec::with_capacity(to_fields.len());
-    for name in &from_fields {
-        if let Some(pos) = to_fields.iter().position(|n| n == name) {
-            order.push(to_fields.remove(pos));
-        }
     }
-    order.append(&mut to_fields);
     let root = y_node_mut(to);
-    let content = reorder_fields(root, &order);
+    let content = match moved_in_order(y_node(from), root) {
+        Some(content) => content,
+        None => {
+            let (Ok(from_fields), Ok(mut to_fields)) = (fields(from), fields(root)) else {
+                return;
+            };
+            let mut order = Vec::with_capacity(to_fields.len());
+            for name in &from_fields {
+                if let Some(pos) = to_fields.iter().position(|n| n == name) {
+                    order.push(to_fields.remove(pos));
+                }
+            }
+            order.append(&mut to_fields);
+            reorder_fields(root, &order)
+        }
+    };
     let reordered = Node {
         kind: root.kind,
         style: root.style,
@@ -922,6 +932,48 @@ fn already_in_order(from: &Node, to: &Node) -> bool {
         }
     }
     true
+}
+
+/// [`sync_map_nodes_order`]'s reordering of `root`'s fields (moved out of
+/// it) by `from`'s, the fields `from` lacks last, where neither mapping
+/// has a duplicate key and both are small: then no name needs copying or
+/// indexing. A function that sorts keys (the kustomize-era built-ins' JSON
+/// round trip) sends every mapping of every output here. `None` (and
+/// `root` untouched) otherwise.
+fn moved_in_order(from: &Node, root: &mut Node) -> Option<Vec<Node>> {
+    const SMALL: usize = 128;
+    let has_duplicates = |map: &Node| {
+        pairs(map)
+            .enumerate()
+            .any(|(i, (k, _))| pairs(map).take(i).any(|(p, _)| p.value == k.value))
+    };
+    if from.content.len() > SMALL
+        || root.content.len() > SMALL
+        || has_duplicates(from)
+        || has_duplicates(root)
+    {
+        return None;
+    }
+    let mut slots: Vec<Option<(Node, Node)>> = Vec::with_capacity(root.content.len() / 2);
+    let mut old = std::mem::take(&mut root.content).into_iter();
+    while let (Some(k), Some(v)) = (old.next(), old.next()) {
+        slots.push(Some((k, v)));
+    }
+    let mut content = Vec::with_capacity(slots.len() * 2);
+    for (name, _) in pairs(from) {
+        let slot = slots
+            .iter_mut()
+            .find(|slot| slot.as_ref().is_some_and(|(k, _)| k.value == name.value));
+        if let Some((k, v)) = slot.and_then(Option::take) {
+            content.push(k);
+            content.push(v);
+        }
+    }
+    for (k, v) in slots.into_iter().flatten() {
+        content.push(k);
+        content.push(v);
+    }
+    Some(content)
 }
 
 /// A mapping's key/value nodes with the fields in `order` (each name the

@@ -153,15 +153,18 @@ pub fn check_echo(name: &str, echoed: &[Node], parsed: &[Node]) {
 
 /// Whether `a` and `b` are the same tree, source positions aside.
 pub fn same_but_positions(a: &Node, b: &Node) -> bool {
+    // Most strings of a node are empty (comments, anchors): they compare
+    // without a call.
+    let eq = |x: &str, y: &str| x.len() == y.len() && (x.is_empty() || x == y);
     a.kind == b.kind
         && a.style == b.style
-        && a.tag == b.tag
-        && a.value == b.value
-        && a.anchor == b.anchor
-        && a.head_comment == b.head_comment
-        && a.line_comment == b.line_comment
-        && a.foot_comment == b.foot_comment
         && a.content.len() == b.content.len()
+        && eq(&a.value, &b.value)
+        && eq(&a.tag, &b.tag)
+        && eq(&a.anchor, &b.anchor)
+        && eq(&a.head_comment, &b.head_comment)
+        && eq(&a.line_comment, &b.line_comment)
+        && eq(&a.foot_comment, &b.foot_comment)
         && a.content
             .iter()
             .zip(&b.content)
