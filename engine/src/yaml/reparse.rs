@@ -32,6 +32,8 @@ use super::node::{short_tag, tag, Style};
 use super::resolve::resolve_tag;
 use super::{Kind, Node};
 
+mod scalar_memo;
+
 /// Where a scalar sits, which decides the styles the emitter allows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Place {
@@ -58,7 +60,21 @@ impl Place {
 /// The style and tag the scalar `node` has after the round trip (its value
 /// is unchanged), or `None` where the model declines.
 pub fn scalar(node: &Node, place: Place) -> Option<(Style, &'static str)> {
-    if !node.anchor.is_empty() || node.style.has(Style::TAGGED) || has_other_breaks(&node.value) {
+    if !node.anchor.is_empty() || node.style.has(Style::TAGGED) {
+        return None;
+    }
+    if node.kind != Kind::Scalar {
+        return analyze(node, place);
+    }
+    scalar_memo::answer(&node.value, &node.tag, node.style, place, || {
+        analyze(node, place)
+    })
+}
+
+/// [`scalar`] of a scalar without anchor or explicit tag: a function of
+/// its value, tag, style and place alone.
+fn analyze(node: &Node, place: Place) -> Option<(Style, &'static str)> {
+    if has_other_breaks(&node.value) {
         return None;
     }
     let (written_tag, force_quoting) = presented_tag(node);
