@@ -21,12 +21,12 @@
 //! and tag stay in the key. An item is learnt as a fixed point when the
 //! step's restored output is the input less its ids (the migration id
 //! styled as kpt reads it back); a known item's output is then made that
-//! way without running the function ([`super::super::kio_pipeline`]'s ids
-//! aside, nothing differs: `KRMGRAPH_CHECK_DIRECT=1` runs every such step
-//! on the bytes too and compares).
+//! way without running the function. Nothing differs but source positions,
+//! as on the rest of the node boundary; `KRMGRAPH_CHECK_DIRECT=1` runs every
+//! such step on the bytes too and compares.
 //!
 //! What is known is the process's (a `watch` renders many times); it starts
-//! over past [`LIMIT`] items.
+//! over past a million items.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
