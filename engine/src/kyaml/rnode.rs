@@ -867,19 +867,10 @@ pub fn sync_map_nodes_order(from: &Node, to: &mut Node) {
     let root = y_node_mut(to);
     let content = match moved_in_order(y_node(from), root) {
         Some(content) => content,
-        None => {
-            let (Ok(from_fields), Ok(mut to_fields)) = (fields(from), fields(root)) else {
-                return;
-            };
-            let mut order = Vec::with_capacity(to_fields.len());
-            for name in &from_fields {
-                if let Some(pos) = to_fields.iter().position(|n| n == name) {
-                    order.push(to_fields.remove(pos));
-                }
-            }
-            order.append(&mut to_fields);
-            reorder_fields(root, &order)
-        }
+        None => match reordered_by_names(from, root) {
+            Some(content) => content,
+            None => return,
+        },
     };
     let reordered = Node {
         kind: root.kind,
@@ -932,6 +923,23 @@ fn already_in_order(from: &Node, to: &Node) -> bool {
         }
     }
     true
+}
+
+/// [`sync_map_nodes_order`]'s reordering in general, as kyaml does it:
+/// `from`'s field names, each taking the first field of `root` of that
+/// name, then the rest of `root`'s names.
+fn reordered_by_names(from: &Node, root: &mut Node) -> Option<Vec<Node>> {
+    let (Ok(from_fields), Ok(mut to_fields)) = (fields(from), fields(root)) else {
+        return None;
+    };
+    let mut order = Vec::with_capacity(to_fields.len());
+    for name in &from_fields {
+        if let Some(pos) = to_fields.iter().position(|n| n == name) {
+            order.push(to_fields.remove(pos));
+        }
+    }
+    order.append(&mut to_fields);
+    Some(reorder_fields(root, &order))
 }
 
 /// [`sync_map_nodes_order`]'s reordering of `root`'s fields (moved out of
@@ -1293,6 +1301,36 @@ pub(crate) mod tests {
         sync_map_nodes_order(&from, &mut to);
         assert_eq!(emit(&to), "b: 1\na: 2\n# head of z\nz: 0\n");
         assert_eq!(to.kind, Kind::Mapping, "a document is replaced by its root");
+    }
+
+    #[test]
+    fn moving_fields_in_order_is_reordering_by_names() {
+        let map = |keys: &str| {
+            let mut m = Node::mapping();
+            for k in keys.chars() {
+                m.content.push(Node::string(k.to_string()));
+                m.content.push(Node::string(format!("v{k}")));
+            }
+            m
+        };
+        let cases = [
+            ("abc", "cba"),
+            ("abc", "xcbya"),
+            ("abc", "xyz"),
+            ("", "ba"),
+            ("ab", ""),
+            ("dcba", "abcd"),
+            ("ace", "edcba"),
+        ];
+        for (from, to) in cases {
+            let (from, to) = (map(from), map(to));
+            let moved = moved_in_order(&from, &mut to.clone()).expect("no duplicates");
+            let named = reordered_by_names(&from, &mut to.clone()).unwrap();
+            assert_eq!(moved, named, "{from:?} {to:?}");
+        }
+        // Duplicate keys take the general path.
+        assert!(moved_in_order(&map("aa"), &mut map("a")).is_none());
+        assert!(moved_in_order(&map("a"), &mut map("aba")).is_none());
     }
 
     #[test]
