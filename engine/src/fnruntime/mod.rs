@@ -487,9 +487,25 @@ impl FunctionRunner {
                     fixed_point::learn(*key, item, output);
                 }
             });
-        let mut ran = run.items.into_iter();
+        let ran = std::mem::take(&mut run.items);
+        let output = self
+            .merge_known(input, &lookups, ran)
+            .and_then(|output| self.default_paths(output, function_config));
+        Some(output.map(|items| builtin::direct::Output { items, ..run }))
+    }
+
+    /// The step's output in input order: each known item given back as
+    /// [`fixed_point::output`] makes it, the others from `ran` (the run's
+    /// restored outputs, in order).
+    fn merge_known(
+        &self,
+        input: &mut [Node],
+        lookups: &[fixed_point::Lookup],
+        ran: Vec<Node>,
+    ) -> Result<Vec<Node>, FnError> {
+        let mut ran = ran.into_iter();
         let mut output = Vec::with_capacity(input.len());
-        for (item, lookup) in input.iter_mut().zip(&lookups) {
+        for (item, lookup) in input.iter_mut().zip(lookups) {
             let next = match lookup {
                 fixed_point::Lookup::Known(look) => {
                     // The bytes run of the check needs the input whole.
@@ -498,19 +514,15 @@ impl FunctionRunner {
                     } else {
                         std::mem::take(item)
                     };
-                    match fixed_point::output(item, look) {
-                        Ok(item) => item,
-                        Err(e) => return Some(Err(FnError::Message(e.to_string()))),
-                    }
+                    fixed_point::output(item, look).map_err(|e| FnError::Message(e.to_string()))?
                 }
-                _ => ran.next()?,
+                _ => ran.next().ok_or_else(|| {
+                    FnError::Message("a per-item built-in gave fewer items".into())
+                })?,
             };
             output.push(next);
         }
-        Some(
-            self.default_paths(output, function_config)
-                .map(|items| builtin::direct::Output { items, ..run }),
-        )
+        Ok(output)
     }
 
     /// What kpt does to a successful function's output read back from its
