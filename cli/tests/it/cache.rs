@@ -654,3 +654,54 @@ fn edit_a_leaf_file(root: &Path) {
     text.extend(b"\n# edited\n");
     std::fs::write(&file, text).unwrap();
 }
+
+/// A tree whose every Kptfile runs the kustomize-era built-ins: a render
+/// records the fixed points it met (`fnruntime::builtin::fixed_point`),
+/// and the next render's ancestors take known items from them. After two
+/// edits each cached render must equal an uncached render of the same tree.
+#[test]
+fn built_ins_known_fixed_points_render_what_an_uncached_render_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src").join("pkg");
+    let resources = "# the app\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app # name\n  labels: {app: web}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n        # main\n        - name: web\n          image: \"nginx:1.25\"\n          args: [\"--port\", \"8080\"]\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  note: >\n    folded text\n  flag: \"true\"\n";
+    for (depth, dir) in ["", "a", "a/b", "a/b/c"].iter().enumerate() {
+        let dir = src.join(dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let kptfile = format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg{depth}\npipeline:\n  mutators:\n    - image: gcr.io/kpt-fn/set-namespace:v0.1.3\n      configMap: {{namespace: prod}}\n    - image: gcr.io/kpt-fn/set-labels:v0.1.4\n      configMap: {{tier: backend}}\n"
+        );
+        std::fs::write(dir.join("Kptfile"), kptfile).unwrap();
+        std::fs::write(dir.join("resources.yaml"), resources).unwrap();
+    }
+    let cache = tmp.path().join("cache").to_string_lossy().to_string();
+    let cached = [
+        ("KRMGRAPH_NO_CACHE", "0"),
+        ("KRMGRAPH_CACHE_DIR", cache.as_str()),
+    ];
+    let uncached = [("KRMGRAPH_NO_CACHE", "1")];
+    let render = |work: &str, pkg: &Path, env: &[(&str, &str)]| {
+        let r = render_with_env("krmgraph", &tmp.path().join(work), pkg, &[], env);
+        assert_eq!(r.exit_code, 0, "{}", r.stderr);
+        r
+    };
+    let edit = |pkg: &Path, from: usize, to: usize| {
+        let file = pkg.join("a/b/c/resources.yaml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let edited = text.replacen(&format!("replicas: {from}"), &format!("replicas: {to}"), 1);
+        assert_ne!(text, edited, "the leaf has a replicas field to edit");
+        std::fs::write(&file, edited).unwrap();
+    };
+    render("r1", &src, &cached);
+    let mut tree = tmp.path().join("r1/krmgraph/pkg");
+    // The first edit is met by a tree the cold render rewrote; the second
+    // is the steady state, where the ancestors find the fixed points.
+    for i in 0..2 {
+        edit(&tree, i + 1, i + 2);
+        let ours = render(&format!("e{i}"), &tree, &cached);
+        let fresh = render(&format!("u{i}"), &tree, &uncached);
+        if let Some(d) = describe_difference(&fresh, &ours) {
+            panic!("edit {i}: {d}");
+        }
+        tree = tmp.path().join(format!("e{i}/krmgraph/pkg"));
+    }
+}
