@@ -45,6 +45,9 @@ pub struct EvalOptions {
 }
 
 /// Runs the function once over the input.
+// A render returns once, and its failure is read once: boxing it would
+// buy nothing.
+#[allow(clippy::result_large_err)]
 pub fn eval(
     options: &EvalOptions,
     reporter: &mut dyn Reporter,

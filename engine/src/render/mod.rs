@@ -209,6 +209,9 @@ impl From<RenderError> for RenderFailure {
 }
 
 /// Renders the package hierarchy rooted at `root`.
+// A render returns once, and its failure is read once: boxing it would
+// buy nothing.
+#[allow(clippy::result_large_err)]
 pub fn render(
     root: &Path,
     options: &RenderOptions,

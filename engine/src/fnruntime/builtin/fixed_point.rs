@@ -436,7 +436,8 @@ mod tests {
             edit(&mut out);
             out
         };
-        let cases: [(&str, Box<dyn Fn(&mut Node)>); 4] = [
+        type Edit = Box<dyn Fn(&mut Node)>;
+        let cases: [(&str, Edit); 4] = [
             ("as is", Box::new(|_| {})),
             (
                 "a value",
