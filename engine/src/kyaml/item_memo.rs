@@ -252,42 +252,35 @@ const EXPORT_HEADER: &[u8] =
 /// [`import`]; `None` when there are none. The last 32 bytes are the
 /// blake3 of the rest.
 pub fn export() -> Option<Vec<u8>> {
-    let mut out = EXPORT_HEADER.to_vec();
-    let count_at = out.len();
-    out.extend_from_slice(&[0; 4]);
-    let mut count = 0u32;
-    for shard in &memo().entries {
-        let shard = shard.lock().unwrap_or_else(|e| e.into_inner());
-        for (fp, entry) in shard.iter() {
-            let Some(echo) = entry.echo.get() else {
-                continue;
-            };
-            let text = &entry.text;
-            if !entry.used.load(Ordering::Relaxed) || text.text.len() > u32::MAX as usize {
-                continue;
-            }
-            count += 1;
-            out.extend_from_slice(fp);
-            out.extend_from_slice(&text.fingerprint);
-            put_bytes(&mut out, &text.text);
-            for (range, id) in &text.values {
-                out.extend_from_slice(&(range.start as u32).to_le_bytes());
-                out.extend_from_slice(&(range.end as u32).to_le_bytes());
-                out.push(*id as u8);
-            }
-            for (style, tag) in echo {
-                out.push(style.0);
-                put_bytes(&mut out, tag.as_bytes());
+    framed(EXPORT_HEADER, |out| {
+        let mut count = 0u32;
+        for shard in &memo().entries {
+            let shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+            for (fp, entry) in shard.iter() {
+                let Some(echo) = entry.echo.get() else {
+                    continue;
+                };
+                let text = &entry.text;
+                if !entry.used.load(Ordering::Relaxed) || text.text.len() > u32::MAX as usize {
+                    continue;
+                }
+                count += 1;
+                out.extend_from_slice(fp);
+                out.extend_from_slice(&text.fingerprint);
+                put_bytes(out, &text.text);
+                for (range, id) in &text.values {
+                    out.extend_from_slice(&(range.start as u32).to_le_bytes());
+                    out.extend_from_slice(&(range.end as u32).to_le_bytes());
+                    out.push(*id as u8);
+                }
+                for (style, tag) in echo {
+                    out.push(style.0);
+                    put_bytes(out, tag.as_bytes());
+                }
             }
         }
-    }
-    if count == 0 {
-        return None;
-    }
-    out[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
-    let sum = blake3::hash(&out);
-    out.extend_from_slice(sum.as_bytes());
-    Some(out)
+        count
+    })
 }
 
 /// Remembers the entries of an [`export`] (once per process; entries the
@@ -327,13 +320,37 @@ pub(crate) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
     out.extend_from_slice(bytes);
 }
 
-fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprints, Entry)>> {
+/// An export: `header`, the count of entries `write` appended after it,
+/// the entries, and the blake3 of all that; `None` when `write` wrote
+/// none.
+pub(crate) fn framed(header: &[u8], write: impl FnOnce(&mut Vec<u8>) -> u32) -> Option<Vec<u8>> {
+    let mut out = header.to_vec();
+    let count_at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    let count = write(&mut out);
+    if count == 0 {
+        return None;
+    }
+    out[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
+    let sum = blake3::hash(&out);
+    out.extend_from_slice(sum.as_bytes());
+    Some(out)
+}
+
+/// What [`framed`] wrote under `header`: the entry count and a reader at
+/// the first entry; `None` when the checksum or the header differs.
+pub(crate) fn unframed<'a>(bytes: &'a [u8], header: &[u8]) -> Option<(u32, Reader<'a>)> {
     let (content, sum) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
     if blake3::hash(content).as_bytes() != sum {
         return None;
     }
-    let mut r = Reader(content.strip_prefix(EXPORT_HEADER)?);
+    let mut r = Reader(content.strip_prefix(header)?);
     let count = r.u32()?;
+    Some((count, r))
+}
+
+fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprints, Entry)>> {
+    let (count, mut r) = unframed(bytes, EXPORT_HEADER)?;
     let mut entries = Vec::new();
     for _ in 0..count {
         let item: Fingerprint = r.take(32)?.try_into().ok()?;
@@ -369,7 +386,7 @@ fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprints, Entry)>> {
             },
         ));
     }
-    r.0.is_empty().then_some(entries)
+    r.is_done().then_some(entries)
 }
 
 /// Whether `values` are three ids' places in `text`, in text order: each
@@ -392,9 +409,14 @@ fn holds_together(text: &[u8], values: &[(Range<usize>, usize); 3]) -> bool {
 }
 
 /// Reads what [`put_bytes`] and fixed-size fields wrote.
-pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
+pub(crate) struct Reader<'a>(&'a [u8]);
 
 impl<'a> Reader<'a> {
+    /// Whether everything has been read.
+    pub(crate) fn is_done(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let (head, rest) = self.0.split_at_checked(n)?;
         self.0 = rest;

@@ -189,29 +189,22 @@ const EXPORT_HEADER: &[u8] =
 /// `None` when there are none. The last 32 bytes are the blake3 of the
 /// rest.
 pub fn export() -> Option<Vec<u8>> {
-    let mut out = EXPORT_HEADER.to_vec();
-    let count_at = out.len();
-    out.extend_from_slice(&[0; 4]);
-    let mut count = 0u32;
-    for shard in &set().shards {
-        let shard = shard.lock().unwrap_or_else(|e| e.into_inner());
-        for (key, (known, _)) in shard.iter().filter(|(_, (_, used))| *used) {
-            count += 1;
-            out.extend_from_slice(key);
-            out.push(u8::from(known.is_some()));
-            for (style, tag) in known.iter().flatten() {
-                out.push(style.0);
-                item_memo::put_bytes(&mut out, tag.as_bytes());
+    item_memo::framed(EXPORT_HEADER, |out| {
+        let mut count = 0u32;
+        for shard in &set().shards {
+            let shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+            for (key, (known, _)) in shard.iter().filter(|(_, (_, used))| *used) {
+                count += 1;
+                out.extend_from_slice(key);
+                out.push(u8::from(known.is_some()));
+                for (style, tag) in known.iter().flatten() {
+                    out.push(style.0);
+                    item_memo::put_bytes(out, tag.as_bytes());
+                }
             }
         }
-    }
-    if count == 0 {
-        return None;
-    }
-    out[count_at..count_at + 4].copy_from_slice(&count.to_le_bytes());
-    let sum = blake3::hash(&out);
-    out.extend_from_slice(sum.as_bytes());
-    Some(out)
+        count
+    })
 }
 
 /// Knows the fixed points of an [`export`] (as not yet used; once per
@@ -233,12 +226,7 @@ pub fn import(bytes: &[u8]) -> usize {
 }
 
 fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprint, Known)>> {
-    let (content, sum) = bytes.split_at_checked(bytes.len().checked_sub(32)?)?;
-    if blake3::hash(content).as_bytes() != sum {
-        return None;
-    }
-    let mut r = item_memo::Reader(content.strip_prefix(EXPORT_HEADER)?);
-    let count = r.u32()?;
+    let (count, mut r) = item_memo::unframed(bytes, EXPORT_HEADER)?;
     let mut entries = Vec::new();
     for _ in 0..count {
         let key: Fingerprint = r.take(32)?.try_into().ok()?;
@@ -256,7 +244,7 @@ fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprint, Known)>> {
         };
         entries.push((key, known));
     }
-    r.0.is_empty().then_some(entries)
+    r.is_done().then_some(entries)
 }
 
 /// The output of a step for an input item known to be a fixed point.
