@@ -19,6 +19,10 @@ pub enum Command {
     /// Render a package hierarchy: run every Kptfile pipeline, depth-first,
     /// and write the result (kpt's `kpt fn render`).
     Render(RenderArgs),
+    /// Render in place, then again whenever a file under the package
+    /// changes (saves that change nothing, and the render's own writes, are
+    /// not changes). Takes `render`'s flags; Ctrl-C stops it.
+    Watch(WatchArgs),
     /// Work with single functions: run a built-in as a KRM function, list
     /// the built-ins.
     #[command(subcommand)]
@@ -266,6 +270,20 @@ pub struct RenderArgs {
     #[arg(long = "truncate-output", action = ArgAction::Set, num_args = 0..=1,
           default_value_t = true, default_missing_value = "true", require_equals = true)]
     pub truncate_output: bool,
+}
+
+/// Flags of `krmgraph watch`: those of an in-place `render`, and how long
+/// the tree must be quiet before a render starts.
+#[derive(Debug, clap::Args)]
+pub struct WatchArgs {
+    /// As for `render` (`-o` is refused: watch renders in place).
+    #[command(flatten)]
+    pub render: RenderArgs,
+
+    /// Milliseconds without a file event before the next render starts, so
+    /// that an editor's save (several writes and a rename) renders once.
+    #[arg(long = "debounce-ms", default_value_t = 100)]
+    pub debounce_ms: u64,
 }
 
 /// `--order`.

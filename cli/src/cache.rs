@@ -75,8 +75,9 @@ pub fn step_cache(
 pub enum Lookup {
     /// Nothing: render.
     Miss(Option<Cached>),
-    /// The render was replayed or skipped; the process exit code is 0.
-    Done,
+    /// The render was replayed (with these writes and deletions) or
+    /// skipped (none); the process exit code is 0.
+    Done(Vec<Change>),
     /// The replay failed (writing a file); exit code 1.
     Failed,
 }
@@ -116,7 +117,7 @@ pub fn lookup(
                 "krmgraph: {} is as its last render left it; nothing to render (--no-cache renders anyway)",
                 pkg.display()
             );
-            Lookup::Done
+            Lookup::Done(Vec::new())
         }
         Some(Replay::Exact { changes, .. }) if !shortcut::can_apply(pkg, &changes) => {
             Lookup::Miss(Some(cached))
@@ -143,7 +144,7 @@ pub fn lookup(
                 }
                 eprintln!("For complete results, see {}", file.display());
             }
-            Lookup::Done
+            Lookup::Done(changes)
         }
     }
 }

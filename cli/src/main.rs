@@ -7,6 +7,7 @@ mod cache;
 mod diagnostic;
 mod function;
 mod render;
+mod watch;
 
 use std::process::ExitCode;
 
@@ -25,6 +26,7 @@ fn main() -> ExitCode {
     let cli = args::Cli::parse();
     match cli.command {
         args::Command::Render(args) => render::run(args),
+        args::Command::Watch(args) => watch::run(args),
         args::Command::Fn(args::FnCommand::Run(args)) => function::run(args),
         args::Command::Fn(args::FnCommand::List) => function::list(),
         args::Command::Fn(args::FnCommand::Eval(args)) => render::eval(args),

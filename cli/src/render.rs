@@ -9,6 +9,7 @@ use krmgraph_engine::eval::{EvalInput, EvalOptions};
 use krmgraph_engine::event::{kpt_log, CacheEvent, Event, Reporter};
 use krmgraph_engine::fnruntime::RunnerOptions;
 use krmgraph_engine::kptfile::Function;
+use krmgraph_engine::render::shortcut::Change;
 use krmgraph_engine::render::{render, Output, RenderFailure, RenderOptions};
 
 use crate::args::{FnEvalArgs, RenderArgs};
@@ -148,10 +149,20 @@ fn count_packages(dir: &Path) -> u64 {
 
 /// Runs `krmgraph render`; the exit code is kpt's (0 or 1).
 pub fn run(args: RenderArgs) -> ExitCode {
-    match try_run(args) {
+    match try_run(&args, &mut Left::Unknown) {
         Ok(()) => ExitCode::SUCCESS,
         Err(()) => ExitCode::from(1),
     }
+}
+
+/// What a render did to the tree it read, for `watch`, which must tell
+/// its own writes from the user's edits without reading the tree again (a
+/// file saved while the render ran would be taken for its output).
+pub enum Left {
+    /// Not known: read the tree again.
+    Unknown,
+    /// Exactly these writes and deletions (`results.yaml` aside).
+    Changes(Vec<Change>),
 }
 
 fn fail(message: &str) {
@@ -274,7 +285,9 @@ fn check_pull_policy(value: &str) -> Result<(), ()> {
     Ok(())
 }
 
-fn try_run(args: RenderArgs) -> Result<(), ()> {
+/// An in-place (or `-o`) render; `left` learns what it wrote when that is
+/// known.
+pub fn try_run(args: &RenderArgs, left: &mut Left) -> Result<(), ()> {
     let started = std::time::Instant::now();
     check_pull_policy(&args.image_pull_policy)?;
     let output = parse_output(args.output.as_deref())?.unwrap_or(Output::InPlace);
@@ -325,7 +338,8 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
         _ => None,
     };
     let cached = match lookup {
-        Some(crate::cache::Lookup::Done) => {
+        Some(crate::cache::Lookup::Done(changes)) => {
+            *left = Left::Changes(changes);
             summary(&format!(
                 "rendered from the cache in {:.2?}",
                 started.elapsed()
@@ -358,10 +372,15 @@ fn try_run(args: RenderArgs) -> Result<(), ()> {
     let outcome = match rendered {
         Ok(outcome) => outcome,
         Err(failure) => {
+            // A failed render writes nothing but `results.yaml`.
+            *left = Left::Changes(Vec::new());
             report_failure(&failure);
             return Err(());
         }
     };
+    if let Some(files) = &outcome.files {
+        *left = Left::Changes(files.clone());
+    }
     if output == Output::InPlace {
         let line = format!(
             "Successfully executed {} function(s) in {} package(s).\n",

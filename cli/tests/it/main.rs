@@ -22,3 +22,4 @@ mod jobs;
 mod kpt_diff;
 mod test_images;
 mod util;
+mod watch;

@@ -1,0 +1,268 @@
+//! `krmgraph watch` on the demo package, with real file events: each edit
+//! renders once, to what `krmgraph render` makes of the same tree; the
+//! watcher's own writes and saves that change nothing render nothing; bad
+//! input is reported, leaves the files alone, and the next good edit
+//! renders.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::kpt_diff::read_tree;
+use crate::util::{copy_tree, krmgraph_bin, repo_root};
+
+/// How long a render may take in a debug build on a loaded machine.
+const RENDER_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long to wait for a render that must not happen: many debounce
+/// periods.
+const QUIET: Duration = Duration::from_millis(1500);
+
+/// A running `krmgraph watch`, its stderr collected line by line.
+struct Watch {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+    arrived: Receiver<()>,
+}
+
+impl Watch {
+    fn start(pkg: &Path, cache: &Path) -> Watch {
+        let mut child = Command::new(krmgraph_bin())
+            .args(["watch", "--debounce-ms", "50"])
+            .arg(pkg)
+            .env("KRMGRAPH_CACHE_DIR", cache)
+            .env("KRMGRAPH_CHECK_DIRECT", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start krmgraph watch");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let (sender, arrived) = channel();
+        let collected = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                collected.lock().unwrap().push(line);
+                let _ = sender.send(());
+            }
+        });
+        Watch {
+            child,
+            lines,
+            arrived,
+        }
+    }
+
+    /// The renders finished so far (successful or not).
+    fn renders(&self) -> usize {
+        self.stderr()
+            .lines()
+            .filter(|l| {
+                l.starts_with("krmgraph watch: rendered")
+                    || l.starts_with("krmgraph watch: the render failed")
+            })
+            .count()
+    }
+
+    fn stderr(&self) -> String {
+        self.lines.lock().unwrap().join("\n")
+    }
+
+    /// Waits until `n` renders have finished.
+    fn wait_for_render(&self, n: usize) {
+        let deadline = Instant::now() + RENDER_TIMEOUT;
+        while self.renders() < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero() && self.arrived.recv_timeout(left).is_ok(),
+                "render {n} did not finish; stderr:\n{}",
+                self.stderr()
+            );
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The demo package copied to `work/name`.
+fn demo(work: &Path, name: &str) -> PathBuf {
+    let dir = work.join(name);
+    copy_tree(&repo_root().join("testdata/demo"), &dir).unwrap();
+    dir
+}
+
+/// `krmgraph render --no-cache` of `dir`, which must succeed.
+fn render_once(dir: &Path) {
+    let out = Command::new(krmgraph_bin())
+        .arg("render")
+        .arg(dir)
+        .arg("--no-cache")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Applies the same text replacement to `file` under both trees.
+fn edit(dirs: &[&Path], file: &str, from: &str, to: &str) {
+    for dir in dirs {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains(from), "{file} has no {from:?}");
+        std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    }
+}
+
+#[test]
+fn each_edit_renders_once_to_what_render_makes_of_the_same_tree() {
+    let work = tempfile::tempdir().unwrap();
+    let watched = demo(work.path(), "watched");
+    let expected = demo(work.path(), "expected");
+    let watch = Watch::start(&watched, &work.path().join("cache"));
+    watch.wait_for_render(1);
+    render_once(&expected);
+    assert_eq!(read_tree(&watched), read_tree(&expected), "first render");
+
+    // A subpackage edit re-renders it and its parent.
+    edit(
+        &[&watched, &expected],
+        "mysql/statefulset.yaml",
+        "containerPort: 3306",
+        "containerPort: 3307",
+    );
+    watch.wait_for_render(2);
+    render_once(&expected);
+    assert_eq!(read_tree(&watched), read_tree(&expected), "after the edit");
+    assert!(
+        watch
+            .stderr()
+            .contains("krmgraph watch: mysql/statefulset.yaml changed; rendering"),
+        "{}",
+        watch.stderr()
+    );
+
+    // A Kptfile edit changes a function's config.
+    edit(
+        &[&watched, &expected],
+        "Kptfile",
+        "env: demo",
+        "env: staging",
+    );
+    watch.wait_for_render(3);
+    render_once(&expected);
+    assert_eq!(
+        read_tree(&watched),
+        read_tree(&expected),
+        "after the Kptfile edit"
+    );
+    std::thread::sleep(QUIET);
+    assert_eq!(
+        watch.renders(),
+        3,
+        "its own writes re-rendered:\n{}",
+        watch.stderr()
+    );
+}
+
+#[test]
+fn saves_that_change_nothing_and_git_do_not_render() {
+    let work = tempfile::tempdir().unwrap();
+    let watched = demo(work.path(), "watched");
+    let watch = Watch::start(&watched, &work.path().join("cache"));
+    watch.wait_for_render(1);
+    let rendered = read_tree(&watched);
+    // The same bytes again, as an editor's save without a change does.
+    for (path, bytes) in &rendered {
+        std::fs::write(watched.join(path), bytes).unwrap();
+    }
+    std::fs::create_dir_all(watched.join(".git")).unwrap();
+    std::fs::write(watched.join(".git/index"), "x").unwrap();
+    std::thread::sleep(QUIET);
+    assert_eq!(watch.renders(), 1, "{}", watch.stderr());
+    // Still watching: a new file renders.
+    let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\ndata:\n  a: b\n";
+    std::fs::write(watched.join("extra.yaml"), configmap).unwrap();
+    watch.wait_for_render(2);
+    let extra = std::fs::read_to_string(watched.join("extra.yaml")).unwrap();
+    assert!(extra.contains("namespace: wordpress-demo"), "{extra}");
+
+    // Waiting, it holds no lock on the store: a render beside it uses it.
+    let other = demo(work.path(), "other");
+    let out = Command::new(krmgraph_bin())
+        .arg("render")
+        .arg(&other)
+        .env("KRMGRAPH_CACHE_DIR", work.path().join("cache"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("[WARN]"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn bad_input_is_reported_leaves_the_files_and_the_next_edit_renders() {
+    let work = tempfile::tempdir().unwrap();
+    let watched = demo(work.path(), "watched");
+    let expected = demo(work.path(), "expected");
+    let watch = Watch::start(&watched, &work.path().join("cache"));
+    watch.wait_for_render(1);
+    let good = std::fs::read(watched.join("service.yaml")).unwrap();
+    let broken = "apiVersion: v1\nkind: Service\nmetadata:\n  name: [wordpress\n";
+    std::fs::write(watched.join("service.yaml"), broken).unwrap();
+    let mut before = read_tree(&watched);
+    watch.wait_for_render(2);
+    let stderr = watch.stderr();
+    assert!(
+        stderr.contains("krmgraph watch: the render failed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("service.yaml:4:9"),
+        "the error names the file, line and column:\n{stderr}"
+    );
+    assert_eq!(read_tree(&watched), before, "a failed render wrote files");
+
+    std::fs::write(watched.join("service.yaml"), &good).unwrap();
+    before.insert("service.yaml".into(), good);
+    watch.wait_for_render(3);
+    render_once(&expected);
+    assert_eq!(read_tree(&watched), read_tree(&expected));
+    assert!(
+        watch.stderr().ends_with("(Ctrl-C stops)"),
+        "{}",
+        watch.stderr()
+    );
+}
+
+#[test]
+fn watch_refuses_output_elsewhere() {
+    let work = tempfile::tempdir().unwrap();
+    let watched = demo(work.path(), "watched");
+    let out = Command::new(krmgraph_bin())
+        .args(["watch", "-o", "stdout"])
+        .arg(&watched)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("krmgraph watch renders in place"),
+        "{stderr}"
+    );
+    assert_eq!(
+        read_tree(&watched),
+        read_tree(&repo_root().join("testdata/demo"))
+    );
+}
