@@ -7,10 +7,16 @@
 //! therefore not changes. Renders run in this process and share what the
 //! engine remembers between renders (the item memo); the cache store is
 //! opened per render, so other krmgraph processes can use it meanwhile.
+//!
+//! Ctrl-C (or SIGTERM) while waiting stops at once; during a render it
+//! stops when the render has finished, so no render is cut off halfway
+//! through writing the tree. A second one stops at once.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use krmgraph_engine::render::shortcut::{Entry, Snapshot};
@@ -22,15 +28,29 @@ use crate::render::{try_run, Left};
 /// How often the polling watcher looks when inotify cannot watch the tree.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
 
-/// Runs `krmgraph watch` until it is interrupted; exit code 1 when the
+/// How often waiting looks whether it was interrupted.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Runs `krmgraph watch` until it is interrupted (exit code 130 for
+/// SIGINT, 143 for SIGTERM, as a shell reports them); exit code 1 when the
 /// tree cannot be watched or read.
 pub fn run(args: WatchArgs) -> ExitCode {
     if args.render.output.as_deref().is_some_and(|o| !o.is_empty()) {
         eprintln!("Error: krmgraph watch renders in place: drop -o (krmgraph render -o writes elsewhere once) ");
         return ExitCode::from(1);
     }
-    match watch(&args) {
-        Ok(()) => ExitCode::SUCCESS,
+    let stop = match Stop::register() {
+        Ok(stop) => stop,
+        Err(e) => {
+            eprintln!("Error: cannot handle Ctrl-C: {e} ");
+            return ExitCode::from(1);
+        }
+    };
+    match watch(&args, stop.as_ref()) {
+        Ok(()) => {
+            eprintln!("krmgraph watch: stopped");
+            ExitCode::from(stop.exit_code())
+        }
         Err(message) => {
             eprintln!("Error: {message} ");
             ExitCode::from(1)
@@ -38,7 +58,54 @@ pub fn run(args: WatchArgs) -> ExitCode {
     }
 }
 
-fn watch(args: &WatchArgs) -> Result<(), String> {
+/// Whether SIGINT or SIGTERM arrived, and whether a render is running; a
+/// second signal exits the process at once.
+struct Stop {
+    signal: AtomicI32,
+    rendering: AtomicBool,
+}
+
+impl Stop {
+    fn register() -> std::io::Result<Arc<Stop>> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
+        let stop = Arc::new(Stop {
+            signal: AtomicI32::new(0),
+            rendering: AtomicBool::new(false),
+        });
+        let seen = stop.clone();
+        std::thread::spawn(move || {
+            for signal in signals.forever() {
+                if seen.signal.swap(signal, Ordering::SeqCst) != 0 {
+                    std::process::exit(exit_code(signal).into());
+                }
+                if seen.rendering.load(Ordering::SeqCst) {
+                    eprintln!("\nkrmgraph watch: stopping once this render has finished (Ctrl-C again stops now)");
+                }
+            }
+        });
+        Ok(stop)
+    }
+
+    fn requested(&self) -> bool {
+        self.signal.load(Ordering::SeqCst) != 0
+    }
+
+    fn exit_code(&self) -> u8 {
+        exit_code(self.signal.load(Ordering::SeqCst))
+    }
+}
+
+/// As a shell reports a process ended by the signal.
+fn exit_code(signal: i32) -> u8 {
+    if signal == signal_hook::consts::SIGTERM {
+        143
+    } else {
+        130
+    }
+}
+
+fn watch(args: &WatchArgs, stop: &Stop) -> Result<(), String> {
     let pkg = &args.render.pkg_path;
     let root = std::fs::canonicalize(pkg).map_err(|e| format!("{}: {e}", pkg.display()))?;
     let ignored = results_dir_inside(args, &root);
@@ -46,10 +113,12 @@ fn watch(args: &WatchArgs) -> Result<(), String> {
     let (sender, events) = channel();
     let _watcher = start_watcher(&root, sender)?;
     let debounce = Duration::from_millis(args.debounce_ms);
-    let mut known = render(args, &root, read(&root)?);
+    let mut known = render(args, &root, read(&root)?, stop);
     loop {
-        if !wait_until_quiet(&events, debounce) {
-            return Err(format!("stopped watching {}", root.display()));
+        match wait_until_quiet(&events, debounce, stop) {
+            Wait::Changed => {}
+            Wait::Stopped => return Ok(()),
+            Wait::Gone => return Err(format!("stopped watching {}", root.display())),
         }
         let now = read(&root)?;
         let changed = changed_paths(&known, &now, ignored.as_deref());
@@ -61,7 +130,7 @@ fn watch(args: &WatchArgs) -> Result<(), String> {
                     n => format!(" and {} other file(s)", n - 1),
                 }
             );
-            known = render(args, &root, now);
+            known = render(args, &root, now, stop);
         }
     }
 }
@@ -71,10 +140,12 @@ fn read(root: &Path) -> Result<Snapshot, String> {
 }
 
 /// Renders once; the tree as the render left it.
-fn render(args: &WatchArgs, root: &Path, before: Snapshot) -> Snapshot {
+fn render(args: &WatchArgs, root: &Path, before: Snapshot, stop: &Stop) -> Snapshot {
     let started = Instant::now();
     let mut left = Left::Unknown;
+    stop.rendering.store(true, Ordering::SeqCst);
     let ok = try_run(&args.render, &mut left).is_ok();
+    stop.rendering.store(false, Ordering::SeqCst);
     // A write through a symlink changes its target, which the list of
     // writes does not show.
     let has_link = before.entries.values().any(|e| matches!(e, Entry::Link(_)));
@@ -160,17 +231,31 @@ fn may_change_files(event: &notify::Event) -> bool {
     !matches!(event.kind, EventKind::Access(_)) && !event.paths.iter().all(in_git)
 }
 
-/// Blocks until an event arrives, then until none has for `quiet`; false
-/// when the watcher is gone.
-fn wait_until_quiet(events: &Receiver<()>, quiet: Duration) -> bool {
-    if events.recv().is_err() {
-        return false;
-    }
+/// How waiting for events ended.
+enum Wait {
+    /// Events came, then none for the debounce period.
+    Changed,
+    /// SIGINT or SIGTERM.
+    Stopped,
+    /// The watcher is gone.
+    Gone,
+}
+
+/// Blocks until an event arrives, then until none has for `quiet`, looking
+/// every `TICK` whether to stop.
+fn wait_until_quiet(events: &Receiver<()>, quiet: Duration, stop: &Stop) -> Wait {
+    let mut last_event = None::<Instant>;
     loop {
-        match events.recv_timeout(quiet) {
-            Ok(()) => {}
-            Err(RecvTimeoutError::Timeout) => return true,
-            Err(RecvTimeoutError::Disconnected) => return false,
+        if stop.requested() {
+            return Wait::Stopped;
+        }
+        if last_event.is_some_and(|at| at.elapsed() >= quiet) {
+            return Wait::Changed;
+        }
+        match events.recv_timeout(TICK.min(quiet)) {
+            Ok(()) => last_event = Some(Instant::now()),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return Wait::Gone,
         }
     }
 }

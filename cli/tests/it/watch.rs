@@ -2,7 +2,7 @@
 //! renders once, to what `krmgraph render` makes of the same tree; the
 //! watcher's own writes and saves that change nothing render nothing; bad
 //! input is reported, leaves the files alone, and the next good edit
-//! renders.
+//! renders; Ctrl-C stops it, after the render it interrupts has finished.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -29,8 +29,13 @@ struct Watch {
 
 impl Watch {
     fn start(pkg: &Path, cache: &Path) -> Watch {
+        Watch::start_with(pkg, cache, &[])
+    }
+
+    fn start_with(pkg: &Path, cache: &Path, flags: &[&str]) -> Watch {
         let mut child = Command::new(krmgraph_bin())
             .args(["watch", "--debounce-ms", "50"])
+            .args(flags)
             .arg(pkg)
             .env("KRMGRAPH_CACHE_DIR", cache)
             .env("KRMGRAPH_CHECK_DIRECT", "1")
@@ -72,14 +77,41 @@ impl Watch {
 
     /// Waits until `n` renders have finished.
     fn wait_for_render(&self, n: usize) {
+        self.wait_until(&format!("render {n} to finish"), || self.renders() >= n);
+    }
+
+    fn wait_until(&self, what: &str, done: impl Fn() -> bool) {
         let deadline = Instant::now() + RENDER_TIMEOUT;
-        while self.renders() < n {
+        while !done() {
             let left = deadline.saturating_duration_since(Instant::now());
             assert!(
                 !left.is_zero() && self.arrived.recv_timeout(left).is_ok(),
-                "render {n} did not finish; stderr:\n{}",
+                "waited in vain for {what}; stderr:\n{}",
                 self.stderr()
             );
+        }
+    }
+
+    /// Sends SIGINT, as Ctrl-C does.
+    fn interrupt(&self) {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        assert!(status.success());
+    }
+
+    /// The exit code, once it has exited by itself.
+    fn exit_code(&mut self) -> Option<i32> {
+        let deadline = Instant::now() + RENDER_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "still running:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 }
@@ -103,7 +135,7 @@ fn render_once(dir: &Path) {
     let out = Command::new(krmgraph_bin())
         .arg("render")
         .arg(dir)
-        .arg("--no-cache")
+        .args(["--no-cache", "--allow-exec"])
         .output()
         .unwrap();
     assert!(
@@ -265,4 +297,60 @@ fn watch_refuses_output_elsewhere() {
         read_tree(&watched),
         read_tree(&repo_root().join("testdata/demo"))
     );
+}
+
+#[test]
+fn ctrl_c_while_waiting_stops_at_once() {
+    let work = tempfile::tempdir().unwrap();
+    let watched = demo(work.path(), "watched");
+    let mut watch = Watch::start(&watched, &work.path().join("cache"));
+    watch.wait_for_render(1);
+    watch.interrupt();
+    assert_eq!(watch.exit_code(), Some(130), "{}", watch.stderr());
+    assert!(
+        watch.stderr().ends_with("krmgraph watch: stopped"),
+        "{}",
+        watch.stderr()
+    );
+}
+
+#[test]
+fn ctrl_c_during_a_render_lets_it_finish_writing() {
+    let work = tempfile::tempdir().unwrap();
+    // A function slow enough to be interrupted: it echoes after a second.
+    let slow = work.path().join("slow.sh");
+    std::fs::write(&slow, "#!/bin/sh\nsleep 1\nexec cat\n").unwrap();
+    let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+    std::fs::set_permissions(&slow, executable).unwrap();
+    let kptfile = format!(
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: slow\npipeline:\n  mutators:\n  - exec: {}\n",
+        slow.display()
+    );
+    let configmap =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a   # edited below\ndata:\n  k: v1\n";
+    let mut trees = Vec::new();
+    for name in ["watched", "expected"] {
+        let dir = work.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("Kptfile"), &kptfile).unwrap();
+        std::fs::write(dir.join("cm.yaml"), configmap).unwrap();
+        trees.push(dir);
+    }
+    let (watched, expected) = (&trees[0], &trees[1]);
+    let mut watch = Watch::start_with(watched, &work.path().join("cache"), &["--allow-exec"]);
+    watch.wait_for_render(1);
+    edit(&[watched, expected], "cm.yaml", "k: v1", "k: v2");
+    watch.wait_until("the second render to start", || {
+        watch.stderr().contains("cm.yaml changed; rendering")
+    });
+    watch.interrupt();
+    assert_eq!(watch.exit_code(), Some(130), "{}", watch.stderr());
+    let stderr = watch.stderr();
+    assert!(
+        stderr.contains("stopping once this render has finished"),
+        "{stderr}"
+    );
+    assert_eq!(watch.renders(), 2, "{stderr}");
+    render_once(expected);
+    assert_eq!(read_tree(watched), read_tree(expected));
 }
