@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         print!("{}", String::from_utf8_lossy(&bytes));
         return Ok(());
     }
-    let files = pkgio::render_files(nodes, &pkgio::WriterOptions::default())?;
+    let files = pkgio::render_files(nodes, &pkgio::WriterOptions::default(), None)?;
     pkgio::write_files(std::path::Path::new(&dir), &files)?;
     Ok(())
 }

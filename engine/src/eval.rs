@@ -86,7 +86,7 @@ fn run(options: &EvalOptions, ctx: &mut RunContext) -> Result<Written, RenderErr
         EvalInput::Dir(_) => Output::InPlace,
         EvalInput::Stdin(_) => Output::Stdout,
     });
-    write_output(output, &destination, &dir, &input_files)
+    write_output(output, &destination, &dir, &input_files, None)
 }
 
 /// The resources, the directory they are relative to, and the files read.

@@ -251,7 +251,7 @@ fn check_in_place_with(name: &str, pipeline: &str, files: Files, setup: &dyn Fn(
             clear_annotations: vec![PACKAGE_PATH_ANNOTATION.to_string()],
             ..WriterOptions::default()
         };
-        let rendered = pkgio::render_files(nodes.clone(), &options).unwrap();
+        let rendered = pkgio::render_files(nodes.clone(), &options, None).unwrap();
         pkgio::write_files(pkg, &rendered).unwrap();
         tree(pkg)
     };
@@ -680,7 +680,7 @@ fn check_write_error(name: &str, files: Files) {
             clear_annotations: vec![PACKAGE_PATH_ANNOTATION.to_string()],
             ..WriterOptions::default()
         };
-        pkgio::render_files(nodes.clone(), &options)
+        pkgio::render_files(nodes.clone(), &options, None)
             .unwrap_err()
             .to_string()
     };

@@ -28,6 +28,7 @@
 
 pub mod byteio;
 pub mod comments;
+pub mod file_memo;
 pub mod gitignore;
 pub mod gopath;
 pub mod item_memo;

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::byteio::{ByteReader, ByteWriter};
+use super::file_memo;
 use super::gitignore::GitIgnore;
 use super::kioutil::{self, INDEX_ANNOTATION, LEGACY_PATH_ANNOTATION, PATH_ANNOTATION};
 use super::{gopath, rnode, KyamlError, Result};
@@ -345,10 +346,32 @@ pub struct WriterOptions {
 /// The content of each file, by slash path relative to the package.
 pub type RenderedFiles = BTreeMap<String, Vec<u8>>;
 
+/// The bytes of the file at a slash path, if they have this blake3.
+pub type ExistingBytes<'a> = dyn Fn(&str, &[u8; 32]) -> Option<Vec<u8>> + Sync + 'a;
+
+/// Files already on disk, whose bytes a file written from resources the
+/// [`file_memo`] knows may take instead of being encoded.
+///
+/// [`file_memo`]: super::file_memo
+pub struct Existing<'a> {
+    /// The bytes of the file at a slash path (relative as the writer's
+    /// paths are), if they have this blake3.
+    pub bytes: &'a ExistingBytes<'a>,
+    /// Encode such files anyway and panic on a difference
+    /// (`KRMGRAPH_CHECK_DIRECT`).
+    pub check: bool,
+}
+
 /// `LocalPackageWriter.Write` without the disk: defaults missing paths and
 /// indexes, checks the paths, groups by path, sorts each file by index,
-/// and serializes each file as [`ByteWriter`] does.
-pub fn render_files(mut nodes: Vec<Node>, options: &WriterOptions) -> Result<RenderedFiles> {
+/// and serializes each file as [`ByteWriter`] does — or, with `existing`,
+/// takes the bytes a file already has when the file memo knows its
+/// resources were written as those bytes.
+pub fn render_files(
+    mut nodes: Vec<Node>,
+    options: &WriterOptions,
+    existing: Option<&Existing>,
+) -> Result<RenderedFiles> {
     kioutil::default_path_and_index_annotation("", &mut nodes)?;
     crate::par::first_failure(&nodes, |node| {
         for key in [INDEX_ANNOTATION, PATH_ANNOTATION] {
@@ -393,6 +416,7 @@ pub fn render_files(mut nodes: Vec<Node>, options: &WriterOptions) -> Result<Ren
         clear_annotations: clear,
         ..ByteWriter::default()
     };
+    let memo_options = writer_description(&writer);
     // Files are serialized in parallel; the first failure in path order is
     // the one reported, as a file-by-file writer would meet it.
     let serialized: Vec<Result<(String, Vec<u8>)>> = groups
@@ -401,7 +425,12 @@ pub fn render_files(mut nodes: Vec<Node>, options: &WriterOptions) -> Result<Ren
         .into_par_iter()
         .map(|(path, mut group)| {
             kioutil::sort_nodes(&mut group)?;
-            Ok((gopath::clean(&path), writer.write_owned(group)?))
+            let path = gopath::clean(&path);
+            let bytes = match existing {
+                Some(existing) => write_remembered(&writer, group, &path, existing, &memo_options)?,
+                None => writer.write_owned(group)?,
+            };
+            Ok((path, bytes))
         })
         .collect();
     let mut files = BTreeMap::new();
@@ -410,6 +439,43 @@ pub fn render_files(mut nodes: Vec<Node>, options: &WriterOptions) -> Result<Ren
         files.insert(path, bytes);
     }
     Ok(files)
+}
+
+/// A file's bytes: those `existing` has at `path` when the file memo knows
+/// `group` was written as them, else its encoding (then remembered).
+fn write_remembered(
+    writer: &ByteWriter,
+    group: Vec<Node>,
+    path: &str,
+    existing: &Existing,
+    memo_options: &[u8],
+) -> Result<Vec<u8>> {
+    let key = file_memo::key(&group, memo_options);
+    let remembered = file_memo::known(&key).and_then(|digest| (existing.bytes)(path, &digest));
+    if let Some(bytes) = remembered {
+        if existing.check {
+            let encoded = writer.write_owned(group)?;
+            assert!(
+                encoded == bytes,
+                "the file memo gave {path} other bytes than its encoding"
+            );
+        }
+        return Ok(bytes);
+    }
+    let bytes = writer.write_owned(group)?;
+    file_memo::learn(key, &bytes);
+    Ok(bytes)
+}
+
+/// What of a file writer's options its output depends on, for the file
+/// memo's key.
+fn writer_description(writer: &ByteWriter) -> Vec<u8> {
+    let mut out = vec![u8::from(writer.keep_reader_annotations)];
+    for name in &writer.clear_annotations {
+        out.extend_from_slice(&(name.len() as u64).to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+    }
+    out
 }
 
 /// Writes `files` under `root`, all or nothing ([`fsutil::commit`]): fails
@@ -647,5 +713,63 @@ mod tests {
             "config.kubernetes.io/path cannot be a directory: c.yaml"
         );
         assert_eq!(fs::read(dir.path().join("a.yaml")).unwrap(), b"new\n");
+    }
+
+    /// Resources for `a.yaml` and `b.yaml`, as a reader annotates them.
+    fn two_files(a_value: &str) -> Vec<Node> {
+        let text = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/path: 'a.yaml'\n    config.kubernetes.io/index: '0'\ndata:\n  k: {a_value}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  annotations:\n    config.kubernetes.io/path: 'b.yaml'\n    config.kubernetes.io/index: '0'\n"
+        );
+        crate::yaml::decode::parse_documents(text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_file_the_memo_knows_takes_the_bytes_it_has_unencoded() {
+        let options = WriterOptions::default();
+        let nothing = |_: &str, _: &[u8; 32]| None;
+        let learning = Existing {
+            bytes: &nothing,
+            check: false,
+        };
+        let encoded =
+            render_files(two_files("file memo test 1"), &options, Some(&learning)).unwrap();
+        assert_eq!(
+            encoded,
+            render_files(two_files("file memo test 1"), &options, None).unwrap()
+        );
+        // Existing bytes are taken only under the digest of what was
+        // encoded: a stand-in shows which files were not encoded.
+        let a_digest = *blake3::hash(&encoded["a.yaml"]).as_bytes();
+        let stand_in = |path: &str, digest: &[u8; 32]| {
+            (path == "a.yaml" && *digest == a_digest).then(|| b"unencoded".to_vec())
+        };
+        let existing = Existing {
+            bytes: &stand_in,
+            check: false,
+        };
+        let files = render_files(two_files("file memo test 1"), &options, Some(&existing)).unwrap();
+        assert_eq!(files["a.yaml"], b"unencoded");
+        assert_eq!(files["b.yaml"], encoded["b.yaml"]);
+        // Another value is another file: encoded.
+        let files = render_files(two_files("file memo test 2"), &options, Some(&existing)).unwrap();
+        assert!(String::from_utf8_lossy(&files["a.yaml"]).contains("k: file memo test 2"));
+    }
+
+    #[test]
+    #[should_panic(expected = "the file memo gave a.yaml other bytes")]
+    fn checking_encodes_what_the_memo_gives_and_fails_on_a_difference() {
+        let options = WriterOptions::default();
+        let nothing = |_: &str, _: &[u8; 32]| None;
+        let learning = Existing {
+            bytes: &nothing,
+            check: true,
+        };
+        render_files(two_files("file memo test 3"), &options, Some(&learning)).unwrap();
+        let wrong = |path: &str, _: &[u8; 32]| (path == "a.yaml").then(|| b"wrong".to_vec());
+        let existing = Existing {
+            bytes: &wrong,
+            check: true,
+        };
+        let _ = render_files(two_files("file memo test 3"), &options, Some(&existing));
     }
 }

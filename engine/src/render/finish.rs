@@ -19,16 +19,19 @@ use crate::krm;
 use crate::kyaml::{byteio, kioutil, pkgio, rnode};
 use crate::yaml::Node;
 
-/// Writes the rendered `resources` as `options.output` asks.
+/// Writes the rendered `resources` as `options.output` asks; in place,
+/// files the render read may keep their bytes unencoded (`existing`).
 pub fn finish(
     mut resources: Vec<Node>,
     hydrator: &Hydrator,
     root_dir: &Path,
     options: &RenderOptions,
+    existing: Option<&pkgio::Existing>,
 ) -> Result<Written, RenderError> {
     adjust_rel_paths(&mut resources, root_dir)?;
     attribute(&mut resources);
-    write_output(resources, &options.output, root_dir, &hydrator.input_files)
+    let output = &options.output;
+    write_output(resources, output, root_dir, &hydrator.input_files, existing)
 }
 
 /// What [`write_output`] wrote.
@@ -51,8 +54,9 @@ pub(crate) fn write_output(
     output: &Output,
     root_dir: &Path,
     input_files: &BTreeSet<String>,
+    existing: Option<&pkgio::Existing>,
 ) -> Result<Written, RenderError> {
-    write_output_unclassified(resources, output, root_dir, input_files).map_err(|e| {
+    write_output_unclassified(resources, output, root_dir, input_files, existing).map_err(|e| {
         let message = match e {
             RenderError::Delete(m) => return RenderError::Delete(m),
             RenderError::Message(m) => m,
@@ -70,6 +74,7 @@ fn write_output_unclassified(
     output: &Output,
     root_dir: &Path,
     input_files: &BTreeSet<String>,
+    existing: Option<&pkgio::Existing>,
 ) -> Result<Written, RenderError> {
     let stdout = |bytes| Written {
         stdout: bytes,
@@ -81,7 +86,7 @@ fn write_output_unclassified(
                 crate::par::map(&resources, |r| clean_path(&krm::path_of(r)))
                     .into_iter()
                     .collect();
-            let files = pkgio::render_files(resources, &writer_options(root_dir))
+            let files = pkgio::render_files(resources, &writer_options(root_dir), existing)
                 .map_err(|e| RenderError::Message(e.to_string()))?;
             check_writable(root_dir, files.keys())?;
             let stale: Vec<&String> = input_files.difference(&output_files).collect();
@@ -130,7 +135,7 @@ fn write_output_unclassified(
         }
         Output::Dir(dir) => {
             let nodes = reread(&wrapped(resources)?)?;
-            let files = pkgio::render_files(nodes, &writer_options(dir))
+            let files = pkgio::render_files(nodes, &writer_options(dir), None)
                 .map_err(|e| RenderError::Message(e.to_string()))?;
             std::fs::create_dir_all(dir).map_err(|e| {
                 RenderError::Message(format!(

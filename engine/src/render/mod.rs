@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use crate::event::{CacheEvent, Reporter};
 use crate::fnruntime::{FnError, RunContext, RunnerOptions};
 use crate::kptfile::KptfileError;
+use crate::kyaml::pkgio;
 use crate::package::{Package, PackageError};
 
 /// Where the rendered resources go.
@@ -255,19 +256,24 @@ pub fn render(
         Some(pool) => pool.install(|| hydrate(&mut hydrator, &mut ctx)),
         None => hydrate(&mut hydrator, &mut ctx),
     };
-    if let Some(cache) = &cache {
-        cache.flush();
-        if let Some(message) = cache.take_failure() {
-            ctx.reporter
-                .report(&crate::event::Event::Cache(CacheEvent::StoreFailed(
-                    message,
-                )));
+    // The records are made durable once the files are written, so that the
+    // file memo holds the files of this render.
+    let close_cache = |ctx: &mut RunContext| {
+        if let Some(cache) = &cache {
+            cache.flush();
+            if let Some(message) = cache.take_failure() {
+                ctx.reporter
+                    .report(&crate::event::Event::Cache(CacheEvent::StoreFailed(
+                        message,
+                    )));
+            }
         }
-    }
+    };
     let save = |ctx: &RunContext| finish::save_results(options.results_dir.as_deref(), ctx);
     let resources = match hydrated {
         Ok(resources) => resources,
         Err(error) => {
+            close_cache(&mut ctx);
             let results_file = save(&ctx)?;
             return Err(RenderFailure {
                 error,
@@ -275,14 +281,22 @@ pub fn render(
             });
         }
     };
+    let existing_file = |path: &str, digest: &[u8; 32]| cache.as_ref()?.existing_file(path, digest);
+    let existing = pkgio::Existing {
+        bytes: &existing_file,
+        check: options.runner.check_direct,
+    };
+    let existing = cache.as_ref().map(|_| &existing);
     // kpt saves results after writing in place (and not at all when the
     // write fails), but before writing other outputs.
     let (written, results_file) = if options.output == Output::InPlace {
-        let written = finish::finish(resources, &hydrator, &root_dir, options)?;
-        (written, save(&ctx)?)
+        let written = finish::finish(resources, &hydrator, &root_dir, options, existing);
+        close_cache(&mut ctx);
+        (written?, save(&ctx)?)
     } else {
+        close_cache(&mut ctx);
         let results_file = save(&ctx)?;
-        match finish::finish(resources, &hydrator, &root_dir, options) {
+        match finish::finish(resources, &hydrator, &root_dir, options, None) {
             Ok(written) => (written, results_file),
             Err(error) => {
                 return Err(RenderFailure {

@@ -56,7 +56,7 @@ use crate::fnruntime::builtin::fixed_point;
 use crate::fnruntime::{FunctionRunner, RunnerOptions};
 use crate::kptfile::validate::clean_path;
 use crate::kptfile::{Function, Selector};
-use crate::kyaml::item_memo;
+use crate::kyaml::{file_memo, item_memo};
 use crate::package::Package;
 use crate::yaml::Node;
 
@@ -218,6 +218,20 @@ impl<'a> StepCache<'a> {
             disabled: AtomicBool::new(false),
             failure: Mutex::default(),
             mismatch: Mutex::default(),
+        }
+    }
+
+    /// The bytes of the file at `path` (slash, relative to the root) as the
+    /// render read it, if they have blake3 `digest`: what the file memo
+    /// lets the writer keep.
+    pub fn existing_file(&self, path: &str, digest: &[u8; 32]) -> Option<Vec<u8>> {
+        match self.files.as_ref()?.get(path)? {
+            FileKey::Bytes(read) if read.as_bytes() == digest => {}
+            _ => return None,
+        }
+        match self.snapshot.as_ref()?.entries.get(path)? {
+            Entry::File(bytes) => Some(bytes.clone()),
+            Entry::Link(_) => None,
         }
     }
 
@@ -563,7 +577,13 @@ impl<'a> StepCache<'a> {
     fn save_item_memo(&self) {
         let memo = item_memo::export();
         let fixed_points = fixed_point::export();
-        let outputs: Vec<(&str, &[u8])> = [(ITEM_MEMO, &memo), (FIXED_POINTS, &fixed_points)]
+        let files = file_memo::export();
+        let exports = [
+            (ITEM_MEMO, &memo),
+            (FIXED_POINTS, &fixed_points),
+            (FILE_MEMO, &files),
+        ];
+        let outputs: Vec<(&str, &[u8])> = exports
             .into_iter()
             .filter_map(|(name, bytes)| Some((name, bytes.as_deref()?)))
             .collect();
@@ -588,6 +608,8 @@ impl<'a> StepCache<'a> {
 /// per-item built-ins' fixed points ([`fixed_point::export`]).
 const ITEM_MEMO: &str = "item-memo";
 const FIXED_POINTS: &str = "fixed-points";
+/// And the file memo ([`file_memo::export`]).
+const FILE_MEMO: &str = "file-memo";
 
 /// The key the item memo is recorded under: one per krmgraph version.
 fn item_memo_key() -> Digest {
@@ -607,6 +629,9 @@ fn load_item_memo(store: &dyn Store) {
         }
         if let Some((_, bytes)) = output(&hit, FIXED_POINTS) {
             fixed_point::import(bytes);
+        }
+        if let Some((_, bytes)) = output(&hit, FILE_MEMO) {
+            file_memo::import(bytes);
         }
     }
 }
