@@ -149,7 +149,7 @@ fn count_packages(dir: &Path) -> u64 {
 
 /// Runs `krmgraph render`; the exit code is kpt's (0 or 1).
 pub fn run(args: RenderArgs) -> ExitCode {
-    match try_run(&args, &mut Left::Unknown) {
+    match try_run(&args, None) {
         Ok(()) => ExitCode::SUCCESS,
         Err(()) => ExitCode::from(1),
     }
@@ -285,9 +285,12 @@ fn check_pull_policy(value: &str) -> Result<(), ()> {
     Ok(())
 }
 
-/// An in-place (or `-o`) render; `left` learns what it wrote when that is
-/// known.
-pub fn try_run(args: &RenderArgs, left: &mut Left) -> Result<(), ()> {
+/// An in-place (or `-o`) render. `watching`, for `watch`: learns what it
+/// wrote when that is known (and the process goes on after it).
+pub fn try_run(args: &RenderArgs, watching: Option<&mut Left>) -> Result<(), ()> {
+    let mut unwatched = Left::Unknown;
+    let process_goes_on = watching.is_some();
+    let left = watching.unwrap_or(&mut unwatched);
     let started = std::time::Instant::now();
     check_pull_policy(&args.image_pull_policy)?;
     let output = parse_output(args.output.as_deref())?.unwrap_or(Output::InPlace);
@@ -346,7 +349,9 @@ pub fn try_run(args: &RenderArgs, left: &mut Left) -> Result<(), ()> {
             ));
             // The tree's files were read to be hashed; freeing them one by
             // one is all that would be left of a no-op render.
-            std::mem::forget(tree);
+            if !process_goes_on {
+                std::mem::forget(tree);
+            }
             return Ok(());
         }
         Some(crate::cache::Lookup::Failed) => return Err(()),
@@ -372,12 +377,21 @@ pub fn try_run(args: &RenderArgs, left: &mut Left) -> Result<(), ()> {
     let outcome = match rendered {
         Ok(outcome) => outcome,
         Err(failure) => {
-            // A failed render writes nothing but `results.yaml`.
-            *left = Left::Changes(Vec::new());
+            // A render failing before it writes writes nothing but
+            // `results.yaml`; one failing while it writes may have written
+            // some files.
+            if !failure.error.while_writing() {
+                *left = Left::Changes(Vec::new());
+            }
             report_failure(&failure);
             return Err(());
         }
     };
+    for path in &outcome.kept {
+        eprintln!(
+            "[WARN] krmgraph: {path} changed while the render ran, so the render left it as it is now; render again to render it"
+        );
+    }
     if let Some(files) = &outcome.files {
         *left = Left::Changes(files.clone());
     }
@@ -398,7 +412,10 @@ pub fn try_run(args: &RenderArgs, left: &mut Left) -> Result<(), ()> {
         ));
         return Err(());
     }
-    if let (Some(cached), Some(stderr)) = (&cached, &reporter.captured) {
+    // A render that left files as it found them did not make the tree it
+    // computed: nothing to record.
+    let recordable = outcome.kept.is_empty();
+    if let (Some(cached), Some(stderr), true) = (&cached, &reporter.captured, recordable) {
         let results = outcome.results_file.as_ref();
         let files = outcome.files.as_deref();
         cached.record(&root, &options, stderr, results, files, args.verify)?;

@@ -108,7 +108,7 @@ fn exit_code(signal: i32) -> u8 {
 fn watch(args: &WatchArgs, stop: &Stop) -> Result<(), String> {
     let pkg = &args.render.pkg_path;
     let root = std::fs::canonicalize(pkg).map_err(|e| format!("{}: {e}", pkg.display()))?;
-    let ignored = results_dir_inside(args, &root);
+    let ignored = ignored_paths(args, &root);
     // Watching starts before the first read, so no edit falls between.
     let (sender, events) = channel();
     let _watcher = start_watcher(&root, sender)?;
@@ -120,18 +120,24 @@ fn watch(args: &WatchArgs, stop: &Stop) -> Result<(), String> {
             Wait::Stopped => return Ok(()),
             Wait::Gone => return Err(format!("stopped watching {}", root.display())),
         }
-        let now = read(&root)?;
-        let changed = changed_paths(&known, &now, ignored.as_deref());
-        if let Some(first) = changed.first() {
-            eprintln!(
-                "krmgraph watch: {first}{} changed; rendering",
-                match changed.len() {
-                    1 => String::new(),
-                    n => format!(" and {} other file(s)", n - 1),
-                }
-            );
-            known = render(args, &root, now, stop);
+        let Some(now) = read_settled(&root)? else {
+            continue;
+        };
+        let changed = changed_paths(&known, &now, &ignored);
+        let Some(first) = changed.first() else {
+            continue;
+        };
+        if stop.requested() {
+            return Ok(());
         }
+        eprintln!(
+            "krmgraph watch: {first}{} changed; rendering",
+            match changed.len() {
+                1 => String::new(),
+                n => format!(" and {} other file(s)", n - 1),
+            }
+        );
+        known = render(args, &root, now, stop);
     }
 }
 
@@ -139,12 +145,33 @@ fn read(root: &Path) -> Result<Snapshot, String> {
     Snapshot::read(root).map_err(|e| format!("reading {}: {e}", root.display()))
 }
 
+/// Reads the tree; a file that goes away between listing and reading it
+/// (an editor's swap file) means trying again a little later, and after a
+/// while `None` (the next event tries again). An error when the root
+/// itself is gone.
+fn read_settled(root: &Path) -> Result<Option<Snapshot>, String> {
+    let mut last = String::new();
+    for _ in 0..20 {
+        match Snapshot::read(root) {
+            Ok(snapshot) => return Ok(Some(snapshot)),
+            Err(e) if root.is_dir() => last = e.to_string(),
+            Err(e) => return Err(format!("reading {}: {e}", root.display())),
+        }
+        std::thread::sleep(TICK);
+    }
+    eprintln!(
+        "[WARN] krmgraph watch: cannot read {}: {last}; waiting for the next change",
+        root.display()
+    );
+    Ok(None)
+}
+
 /// Renders once; the tree as the render left it.
 fn render(args: &WatchArgs, root: &Path, before: Snapshot, stop: &Stop) -> Snapshot {
     let started = Instant::now();
     let mut left = Left::Unknown;
     stop.rendering.store(true, Ordering::SeqCst);
-    let ok = try_run(&args.render, &mut left).is_ok();
+    let ok = try_run(&args.render, Some(&mut left)).is_ok();
     stop.rendering.store(false, Ordering::SeqCst);
     // A write through a symlink changes its target, which the list of
     // writes does not show.
@@ -163,12 +190,21 @@ fn render(args: &WatchArgs, root: &Path, before: Snapshot, stop: &Stop) -> Snaps
 }
 
 /// The files that differ between `known` and `now` (written, created,
-/// deleted, or a symlink retargeted), sorted, less those under `ignored`.
-fn changed_paths(known: &Snapshot, now: &Snapshot, ignored: Option<&str>) -> Vec<String> {
+/// deleted, or a symlink retargeted), sorted, less `ignored` ones and
+/// those under an `ignored` directory.
+fn changed_paths(known: &Snapshot, now: &Snapshot, ignored: &[String]) -> Vec<String> {
+    let is_ignored = |path: &str| {
+        ignored.iter().any(|i| {
+            path == i
+                || path
+                    .strip_prefix(i.as_str())
+                    .is_some_and(|r| r.starts_with('/'))
+        })
+    };
     let keys = known.entries.keys().chain(now.entries.keys());
     let mut changed: Vec<String> = keys
         .filter(|path| known.entries.get(*path) != now.entries.get(*path))
-        .filter(|path| ignored.is_none_or(|dir| !path.starts_with(&format!("{dir}/"))))
+        .filter(|path| !is_ignored(path))
         .cloned()
         .collect();
     changed.sort();
@@ -176,13 +212,28 @@ fn changed_paths(known: &Snapshot, now: &Snapshot, ignored: Option<&str>) -> Vec
     changed
 }
 
-/// `--results-dir` as a slash path relative to the root, when it is inside
-/// it: each render rewrites `results.yaml`, which is not an edit.
-fn results_dir_inside(args: &WatchArgs, root: &Path) -> Option<String> {
-    let dir = args.render.results_dir.as_ref()?;
-    std::fs::create_dir_all(dir).ok()?;
-    let dir = std::fs::canonicalize(dir).ok()?;
-    let rel = dir.strip_prefix(root).ok()?;
+/// What a render itself writes inside the tree, as slash paths relative to
+/// the root: `results.yaml` of `--results-dir`, and the cache directory.
+/// Neither is an edit (and taking them for one would render forever).
+fn ignored_paths(args: &WatchArgs, root: &Path) -> Vec<String> {
+    let mut ignored = Vec::new();
+    if let Some(dir) = &args.render.results_dir {
+        ignored.extend(inside(root, &dir.join("results.yaml")));
+    }
+    if !args.render.no_cache {
+        let cache_dir = krmgraph_cache::resolve_dir(args.render.cache_dir.as_deref());
+        ignored.extend(cache_dir.ok().and_then(|dir| inside(root, &dir)));
+    }
+    ignored
+}
+
+/// `path` as a slash path relative to `root`, if it is inside it (its
+/// parent resolved, so it need not exist yet).
+fn inside(root: &Path, path: &Path) -> Option<String> {
+    let absolute = std::path::absolute(path).ok()?;
+    let name = absolute.file_name()?;
+    let parent = std::fs::canonicalize(absolute.parent()?).ok()?;
+    let rel = parent.join(name).strip_prefix(root).ok()?.to_path_buf();
     Some(rel.to_string_lossy().replace('\\', "/"))
 }
 
@@ -228,7 +279,10 @@ fn handler(sender: Sender<()>) -> impl notify::EventHandler {
 
 fn may_change_files(event: &notify::Event) -> bool {
     let in_git = |path: &PathBuf| path.components().any(|c| c.as_os_str() == ".git");
-    !matches!(event.kind, EventKind::Access(_)) && !event.paths.iter().all(in_git)
+    // An event without paths (inotify's queue overflowed: rescan) may
+    // stand for any change.
+    let anywhere = event.paths.is_empty() || event.need_rescan();
+    !matches!(event.kind, EventKind::Access(_)) && (anywhere || !event.paths.iter().all(in_git))
 }
 
 /// How waiting for events ended.
@@ -252,7 +306,14 @@ fn wait_until_quiet(events: &Receiver<()>, quiet: Duration, stop: &Stop) -> Wait
         if last_event.is_some_and(|at| at.elapsed() >= quiet) {
             return Wait::Changed;
         }
-        match events.recv_timeout(TICK.min(quiet)) {
+        // Until an event comes, only the stop flag needs looking at.
+        let wait = match last_event {
+            None => TICK,
+            Some(at) => quiet
+                .saturating_sub(at.elapsed())
+                .clamp(Duration::from_millis(1), TICK),
+        };
+        match events.recv_timeout(wait) {
             Ok(()) => last_event = Some(Instant::now()),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return Wait::Gone,
@@ -274,7 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn changed_paths_are_edits_creations_and_deletions_less_the_results_dir() {
+    fn changed_paths_are_edits_creations_and_deletions_less_ignored_paths() {
         let known = tree(&[
             ("Kptfile", "k"),
             ("a.yaml", "a"),
@@ -287,12 +348,38 @@ mod tests {
             ("c.yaml", "c"),
             ("out/results.yaml", "R"),
         ]);
+        let results = ["out/results.yaml".to_string()];
         assert_eq!(
-            changed_paths(&known, &now, Some("out")),
+            changed_paths(&known, &now, &results),
             ["a.yaml", "b.yaml", "c.yaml"]
         );
-        assert_eq!(changed_paths(&known, &now, None).len(), 4);
-        assert!(changed_paths(&known, &known.clone(), None).is_empty());
+        assert_eq!(changed_paths(&known, &now, &["out".to_string()]).len(), 3);
+        assert_eq!(changed_paths(&known, &now, &["ou".to_string()]).len(), 4);
+        assert_eq!(changed_paths(&known, &now, &[]).len(), 4);
+        assert!(changed_paths(&known, &known.clone(), &[]).is_empty());
+    }
+
+    #[test]
+    fn a_cache_or_results_dir_inside_the_tree_is_ignored() {
+        let root = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(root.path()).unwrap();
+        std::fs::create_dir(root.join("out")).unwrap();
+        assert_eq!(
+            inside(&root, &root.join("out/results.yaml")).as_deref(),
+            Some("out/results.yaml")
+        );
+        assert_eq!(
+            inside(&root, &root.join("results.yaml")).as_deref(),
+            Some("results.yaml")
+        );
+        assert_eq!(inside(&root, Path::new("/")), None);
+    }
+
+    #[test]
+    fn an_overflow_without_paths_counts() {
+        let overflow = notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        assert!(may_change_files(&overflow));
+        assert!(may_change_files(&notify::Event::new(EventKind::Any)));
     }
 
     #[test]

@@ -67,6 +67,7 @@ pub fn eval(
             stdout: written.stdout,
             results_file,
             files: written.files,
+            kept: written.kept,
             verify_mismatch: None,
         }),
         Err(error) => Err(RenderFailure {

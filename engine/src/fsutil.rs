@@ -38,6 +38,11 @@ pub enum FileChange<'a> {
     /// file's permissions. A file that already holds the bytes is left
     /// alone.
     Write(PathBuf, &'a [u8]),
+    /// The same, unless the file no longer holds the bytes with this
+    /// blake3 that the render read (nor the new ones): someone saved or
+    /// deleted it while the render ran, and their version is left as it
+    /// is ([`commit`] returns it).
+    WriteUnlessChanged(PathBuf, &'a [u8], [u8; 32]),
     /// Remove the file (or directory tree); nothing to do if it is gone.
     Remove(PathBuf),
 }
@@ -75,10 +80,15 @@ impl std::error::Error for CommitError {}
 /// 3. rename each temporary file over its target (all at once), then
 ///    remove the files to remove. Only a failure here, after everything
 ///    before succeeded, leaves some changes made; the error says how many.
-pub fn commit(changes: &[FileChange]) -> Result<(), CommitError> {
+///
+/// Returns the paths of the [`FileChange::WriteUnlessChanged`] left as
+/// found because they had changed.
+pub fn commit(changes: &[FileChange]) -> Result<Vec<PathBuf>, CommitError> {
     let plan = Plan::new(changes)?;
+    let kept = plan.kept.clone();
     let staged = plan.stage()?;
-    staged.apply()
+    staged.apply()?;
+    Ok(kept)
 }
 
 /// Step 1 of [`commit`] alone: whether `changes` can be applied, as far as
@@ -114,20 +124,41 @@ struct PlannedWrite<'a> {
 /// it already holds `bytes`: such a file is left alone, since most files
 /// of a render come out as they went in, and rewriting one costs a file
 /// creation and an fsync (and wakes every watcher).
-fn write_target(path: &Path, bytes: &[u8]) -> (PathBuf, bool) {
+///
+/// With `read`, the blake3 of what the render read there: a file that
+/// holds neither those bytes nor `bytes`, or is gone, changed meanwhile.
+fn write_target(path: &Path, bytes: &[u8], read: Option<&[u8; 32]>) -> (PathBuf, Found) {
     let target = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
             std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
         }
         _ => path.to_path_buf(),
     };
-    let same = std::fs::read(&target).is_ok_and(|old| old == bytes);
-    (target, same)
+    let old = std::fs::read(&target).ok();
+    let found = match (old, read) {
+        (Some(old), _) if old == bytes => Found::Same,
+        (Some(old), Some(read)) if blake3::hash(&old).as_bytes() != read => Found::ChangedMeanwhile,
+        (None, Some(_)) => Found::ChangedMeanwhile,
+        _ => Found::Other,
+    };
+    (target, found)
 }
 
-/// A change with its write target resolved.
+/// What a write's target holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// The new bytes already.
+    Same,
+    /// Not what the render read: leave it.
+    ChangedMeanwhile,
+    /// Anything else: write it.
+    Other,
+}
+
+/// A change with its write target resolved (and the path it names when
+/// the file changed meanwhile).
 enum Resolved<'a> {
-    Write(PathBuf, bool, &'a [u8]),
+    Write(PathBuf, Found, &'a [u8], Option<PathBuf>),
     Remove(PathBuf),
 }
 
@@ -140,6 +171,8 @@ struct Plan<'a> {
     writable: std::collections::HashMap<PathBuf, Option<u32>>,
     /// Every file a write was planned for.
     targets: std::collections::HashSet<PathBuf>,
+    /// Files left alone because they changed while the render ran.
+    kept: Vec<PathBuf>,
 }
 
 impl<'a> Plan<'a> {
@@ -150,19 +183,28 @@ impl<'a> Plan<'a> {
             mkdirs: Vec::new(),
             writable: Default::default(),
             targets: Default::default(),
+            kept: Vec::new(),
         };
         // Reading every file to compare is most of the planning; it runs on
         // the pool, the rest in order.
         let resolved = crate::par::map(changes, |change| match change {
             FileChange::Write(path, bytes) => {
-                let (target, same) = write_target(path, bytes);
-                Resolved::Write(target, same, bytes)
+                let (target, found) = write_target(path, bytes, None);
+                Resolved::Write(target, found, bytes, None)
+            }
+            FileChange::WriteUnlessChanged(path, bytes, read) => {
+                let (target, found) = write_target(path, bytes, Some(read));
+                let kept = (found == Found::ChangedMeanwhile).then(|| path.clone());
+                Resolved::Write(target, found, bytes, kept)
             }
             FileChange::Remove(path) => Resolved::Remove(path.clone()),
         });
         for change in resolved {
             match change {
-                Resolved::Write(target, same, bytes) => plan.plan_write(target, same, bytes)?,
+                Resolved::Write(_, _, _, Some(path)) => plan.kept.push(path),
+                Resolved::Write(target, found, bytes, _) => {
+                    plan.plan_write(target, found == Found::Same, bytes)?
+                }
                 Resolved::Remove(path) => plan.plan_remove(&path)?,
             }
         }

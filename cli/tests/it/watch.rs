@@ -82,13 +82,15 @@ impl Watch {
 
     fn wait_until(&self, what: &str, done: impl Fn() -> bool) {
         let deadline = Instant::now() + RENDER_TIMEOUT;
+        // A new line of stderr, or a while, before looking again (some
+        // conditions are files).
         while !done() {
-            let left = deadline.saturating_duration_since(Instant::now());
             assert!(
-                !left.is_zero() && self.arrived.recv_timeout(left).is_ok(),
+                Instant::now() < deadline,
                 "waited in vain for {what}; stderr:\n{}",
                 self.stderr()
             );
+            let _ = self.arrived.recv_timeout(Duration::from_millis(20));
         }
     }
 
@@ -314,43 +316,85 @@ fn ctrl_c_while_waiting_stops_at_once() {
     );
 }
 
-#[test]
-fn ctrl_c_during_a_render_lets_it_finish_writing() {
-    let work = tempfile::tempdir().unwrap();
-    // A function slow enough to be interrupted: it echoes after a second.
-    let slow = work.path().join("slow.sh");
-    std::fs::write(&slow, "#!/bin/sh\nsleep 1\nexec cat\n").unwrap();
+/// A package whose function (`exec:`, an echo) waits, while `gate`
+/// exists, until `go` does, having made `gate`.held: a render the test
+/// holds open. Returns the watched and the expected tree, `gate` and `go`.
+fn held_package(work: &Path) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+    let (gate, go) = (work.join("gate"), work.join("go"));
+    let script = format!(
+        "#!/bin/sh\nif [ -e {gate} ]; then touch {gate}.held; while [ ! -e {go} ]; do sleep 0.02; done; fi\nexec cat\n",
+        gate = gate.display(),
+        go = go.display()
+    );
+    let function = work.join("held.sh");
+    std::fs::write(&function, script).unwrap();
     let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
-    std::fs::set_permissions(&slow, executable).unwrap();
+    std::fs::set_permissions(&function, executable).unwrap();
     let kptfile = format!(
-        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: slow\npipeline:\n  mutators:\n  - exec: {}\n",
-        slow.display()
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: held\npipeline:\n  mutators:\n  - exec: {}\n",
+        function.display()
     );
     let configmap =
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a   # edited below\ndata:\n  k: v1\n";
-    let mut trees = Vec::new();
-    for name in ["watched", "expected"] {
-        let dir = work.path().join(name);
+    let trees = ["watched", "expected"].map(|name| {
+        let dir = work.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("Kptfile"), &kptfile).unwrap();
         std::fs::write(dir.join("cm.yaml"), configmap).unwrap();
-        trees.push(dir);
-    }
-    let (watched, expected) = (&trees[0], &trees[1]);
-    let mut watch = Watch::start_with(watched, &work.path().join("cache"), &["--allow-exec"]);
+        dir
+    });
+    let [watched, expected] = trees;
+    (watched, expected, gate, go)
+}
+
+#[test]
+fn ctrl_c_during_a_render_stops_once_it_has_written() {
+    let work = tempfile::tempdir().unwrap();
+    let (watched, expected, gate, go) = held_package(work.path());
+    let mut watch = Watch::start_with(&watched, &work.path().join("cache"), &["--allow-exec"]);
     watch.wait_for_render(1);
-    edit(&[watched, expected], "cm.yaml", "k: v1", "k: v2");
+    std::fs::write(&gate, "").unwrap();
+    edit(&[&watched, &expected], "cm.yaml", "k: v1", "k: v2");
     watch.wait_until("the second render to start", || {
         watch.stderr().contains("cm.yaml changed; rendering")
     });
     watch.interrupt();
+    watch.wait_until("the interrupt to be seen", || {
+        watch
+            .stderr()
+            .contains("stopping once this render has finished")
+    });
+    std::fs::write(&go, "").unwrap();
     assert_eq!(watch.exit_code(), Some(130), "{}", watch.stderr());
+    assert_eq!(watch.renders(), 2, "{}", watch.stderr());
+    render_once(&expected);
+    assert_eq!(read_tree(&watched), read_tree(&expected));
+}
+
+#[test]
+fn a_file_saved_during_a_render_is_kept_and_rendered_next() {
+    let work = tempfile::tempdir().unwrap();
+    let (watched, expected, gate, go) = held_package(work.path());
+    let watch = Watch::start_with(&watched, &work.path().join("cache"), &["--allow-exec"]);
+    watch.wait_for_render(1);
+    std::fs::write(&gate, "").unwrap();
+    edit(&[&watched], "cm.yaml", "k: v1", "k: v2");
+    watch.wait_until("the second render to start", || {
+        watch.stderr().contains("cm.yaml changed; rendering")
+    });
+    // Saved again while the render of the first save runs its function.
+    let held = work.path().join("gate.held");
+    watch.wait_until("the function to be held", || held.exists());
+    edit(&[&watched], "cm.yaml", "k: v2", "k: v3");
+    edit(&[&expected], "cm.yaml", "k: v1", "k: v3");
+    std::fs::remove_file(&gate).unwrap();
+    std::fs::write(&go, "").unwrap();
+    watch.wait_for_render(3);
     let stderr = watch.stderr();
     assert!(
-        stderr.contains("stopping once this render has finished"),
+        stderr.contains("[WARN] krmgraph: cm.yaml changed while the render ran, so the render left it as it is now"),
         "{stderr}"
     );
-    assert_eq!(watch.renders(), 2, "{stderr}");
-    render_once(expected);
-    assert_eq!(read_tree(watched), read_tree(expected));
+    render_once(&expected);
+    assert_eq!(read_tree(&watched), read_tree(&expected), "{stderr}");
 }

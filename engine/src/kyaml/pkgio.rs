@@ -346,17 +346,22 @@ pub struct WriterOptions {
 /// The content of each file, by slash path relative to the package.
 pub type RenderedFiles = BTreeMap<String, Vec<u8>>;
 
-/// The bytes of the file at a slash path, if they have this blake3.
-pub type ExistingBytes<'a> = dyn Fn(&str, &[u8; 32]) -> Option<Vec<u8>> + Sync + 'a;
+/// The blake3 of the file at a slash path as the render read it.
+pub type ReadDigest<'a> = dyn Fn(&str) -> Option<[u8; 32]> + Sync + 'a;
+/// The bytes of the file at a slash path as the render read it.
+pub type ReadBytes<'a> = dyn Fn(&str) -> Option<Vec<u8>> + Sync + 'a;
 
-/// Files already on disk, whose bytes a file written from resources the
-/// [`file_memo`] knows may take instead of being encoded.
+/// The files as the render read them (paths relative as the writer's
+/// are): a file written from resources the [`file_memo`] knows were
+/// written as the bytes it was read with takes them instead of being
+/// encoded.
 ///
 /// [`file_memo`]: super::file_memo
 pub struct Existing<'a> {
-    /// The bytes of the file at a slash path (relative as the writer's
-    /// paths are), if they have this blake3.
-    pub bytes: &'a ExistingBytes<'a>,
+    /// A file's digest.
+    pub digest: &'a ReadDigest<'a>,
+    /// A file's bytes.
+    pub bytes: &'a ReadBytes<'a>,
     /// Encode such files anyway and panic on a difference
     /// (`KRMGRAPH_CHECK_DIRECT`).
     pub check: bool,
@@ -451,7 +456,9 @@ fn write_remembered(
     memo_options: &[u8],
 ) -> Result<Vec<u8>> {
     let key = file_memo::key(&group, memo_options);
-    let remembered = file_memo::known(&key).and_then(|digest| (existing.bytes)(path, &digest));
+    let remembered = file_memo::known(&key)
+        .filter(|digest| (existing.digest)(path).as_ref() == Some(digest))
+        .and_then(|_| (existing.bytes)(path));
     if let Some(bytes) = remembered {
         if existing.check {
             let encoded = writer.write_owned(group)?;
@@ -489,7 +496,9 @@ fn writer_description(writer: &ByteWriter) -> Vec<u8> {
 /// [`fsutil::commit`]: crate::fsutil::commit
 pub fn write_files(root: &Path, files: &RenderedFiles) -> Result<()> {
     let changes = file_changes(root, files)?;
-    crate::fsutil::commit(&changes).map_err(|e| KyamlError::Package(e.message))
+    crate::fsutil::commit(&changes)
+        .map(|_| ())
+        .map_err(|e| KyamlError::Package(e.message))
 }
 
 /// The changes [`write_files`] makes, for a caller that has more to
@@ -726,9 +735,11 @@ mod tests {
     #[test]
     fn a_file_the_memo_knows_takes_the_bytes_it_has_unencoded() {
         let options = WriterOptions::default();
-        let nothing = |_: &str, _: &[u8; 32]| None;
+        let no_digest = |_: &str| None;
+        let no_bytes = |_: &str| None;
         let learning = Existing {
-            bytes: &nothing,
+            digest: &no_digest,
+            bytes: &no_bytes,
             check: false,
         };
         let encoded =
@@ -737,13 +748,13 @@ mod tests {
             encoded,
             render_files(two_files("file memo test 1"), &options, None).unwrap()
         );
-        // Existing bytes are taken only under the digest of what was
+        // Bytes are taken only from a file read with the digest of what was
         // encoded: a stand-in shows which files were not encoded.
         let a_digest = *blake3::hash(&encoded["a.yaml"]).as_bytes();
-        let stand_in = |path: &str, digest: &[u8; 32]| {
-            (path == "a.yaml" && *digest == a_digest).then(|| b"unencoded".to_vec())
-        };
+        let digest = |path: &str| (path == "a.yaml").then_some(a_digest);
+        let stand_in = |path: &str| (path == "a.yaml").then(|| b"unencoded".to_vec());
         let existing = Existing {
+            digest: &digest,
             bytes: &stand_in,
             check: false,
         };
@@ -753,20 +764,35 @@ mod tests {
         // Another value is another file: encoded.
         let files = render_files(two_files("file memo test 2"), &options, Some(&existing)).unwrap();
         assert!(String::from_utf8_lossy(&files["a.yaml"]).contains("k: file memo test 2"));
+        // A file read with other bytes: encoded.
+        let other = |path: &str| (path == "a.yaml").then_some([0; 32]);
+        let existing = Existing {
+            digest: &other,
+            bytes: &stand_in,
+            check: false,
+        };
+        let files = render_files(two_files("file memo test 1"), &options, Some(&existing)).unwrap();
+        assert_eq!(files["a.yaml"], encoded["a.yaml"]);
     }
 
     #[test]
     #[should_panic(expected = "the file memo gave a.yaml other bytes")]
     fn checking_encodes_what_the_memo_gives_and_fails_on_a_difference() {
         let options = WriterOptions::default();
-        let nothing = |_: &str, _: &[u8; 32]| None;
+        let no_digest = |_: &str| None;
+        let no_bytes = |_: &str| None;
         let learning = Existing {
-            bytes: &nothing,
+            digest: &no_digest,
+            bytes: &no_bytes,
             check: true,
         };
-        render_files(two_files("file memo test 3"), &options, Some(&learning)).unwrap();
-        let wrong = |path: &str, _: &[u8; 32]| (path == "a.yaml").then(|| b"wrong".to_vec());
+        let encoded =
+            render_files(two_files("file memo test 3"), &options, Some(&learning)).unwrap();
+        let a_digest = *blake3::hash(&encoded["a.yaml"]).as_bytes();
+        let digest = |path: &str| (path == "a.yaml").then_some(a_digest);
+        let wrong = |path: &str| (path == "a.yaml").then(|| b"wrong".to_vec());
         let existing = Existing {
+            digest: &digest,
             bytes: &wrong,
             check: true,
         };

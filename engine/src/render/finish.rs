@@ -43,6 +43,25 @@ pub struct Written {
     /// root, with its bytes (written, or already holding them), and every
     /// input file deleted — what the tree now is, without reading it again.
     pub files: Option<Vec<Change>>,
+    /// In place: output files left as they were because they changed
+    /// while the render ran (slash paths relative to the root).
+    pub kept: Vec<String>,
+}
+
+/// Makes each write of a file the render read conditional on the file
+/// still holding what it read: a file saved meanwhile keeps its new
+/// content, so an edit made during a render is not lost.
+fn unless_changed<'a>(
+    changes: &mut [FileChange<'a>],
+    paths: impl Iterator<Item = &'a String>,
+    existing: &pkgio::Existing,
+) {
+    for (change, path) in changes.iter_mut().zip(paths) {
+        if let (FileChange::Write(target, bytes), Some(read)) = (&*change, (existing.digest)(path))
+        {
+            *change = FileChange::WriteUnlessChanged(target.clone(), bytes, read);
+        }
+    }
 }
 
 /// Writes `resources` (paths relative to `root_dir`) as `output` asks:
@@ -78,7 +97,7 @@ fn write_output_unclassified(
 ) -> Result<Written, RenderError> {
     let stdout = |bytes| Written {
         stdout: bytes,
-        files: None,
+        ..Written::default()
     };
     match output {
         Output::InPlace => {
@@ -92,18 +111,26 @@ fn write_output_unclassified(
             let stale: Vec<&String> = input_files.difference(&output_files).collect();
             let mut changes = pkgio::file_changes(root_dir, &files)
                 .map_err(|e| RenderError::Message(e.to_string()))?;
+            if let Some(existing) = existing {
+                unless_changed(&mut changes, files.keys(), existing);
+            }
             changes.extend(
                 stale
                     .iter()
                     .map(|stale| FileChange::Remove(root_dir.join(stale))),
             );
-            fsutil::commit(&changes).map_err(|e| {
+            let kept = fsutil::commit(&changes).map_err(|e| {
                 if e.removing {
                     RenderError::Delete(e.message)
                 } else {
                     RenderError::Message(e.message)
                 }
             })?;
+            let kept: Vec<String> = kept
+                .iter()
+                .filter_map(|path| path.strip_prefix(root_dir).ok())
+                .map(|rel| rel.to_string_lossy().replace('\\', "/"))
+                .collect();
             let deleted: Vec<Change> = stale
                 .into_iter()
                 .map(|p| Change::Delete(p.clone()))
@@ -111,10 +138,12 @@ fn write_output_unclassified(
             drop(changes);
             let written = files
                 .into_iter()
+                .filter(|(path, _)| !kept.contains(path))
                 .map(|(path, bytes)| Change::Write(path, bytes));
             Ok(Written {
                 stdout: Vec::new(),
                 files: Some(written.chain(deleted).collect()),
+                kept,
             })
         }
         Output::Stdout => wrapped(resources).map(stdout),

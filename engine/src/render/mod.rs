@@ -92,6 +92,9 @@ pub struct RenderOutcome {
     /// file deleted, by slash path relative to the root: what the tree now
     /// is, without reading it again.
     pub files: Option<Vec<shortcut::Change>>,
+    /// In place: files left as they were because they changed while the
+    /// render ran (not in `files`); rendering again renders them.
+    pub kept: Vec<String>,
     /// With a verifying cache: the first step whose output differed from
     /// its record.
     pub verify_mismatch: Option<String>,
@@ -130,6 +133,12 @@ pub enum RenderError {
 }
 
 impl RenderError {
+    /// Whether the render failed while writing in place, when some files
+    /// may have been written or deleted (the message says how many).
+    pub fn while_writing(&self) -> bool {
+        matches!(self, RenderError::Save(_) | RenderError::Delete(_))
+    }
+
     /// Whether the failure was already printed in full (a function's
     /// non-zero exit), so no `Error:` line should follow.
     pub fn already_reported(&self) -> bool {
@@ -281,9 +290,11 @@ pub fn render(
             });
         }
     };
-    let existing_file = |path: &str, digest: &[u8; 32]| cache.as_ref()?.existing_file(path, digest);
+    let read_digest = |path: &str| cache.as_ref()?.read_digest(path);
+    let read_bytes = |path: &str| cache.as_ref()?.read_bytes(path);
     let existing = pkgio::Existing {
-        bytes: &existing_file,
+        digest: &read_digest,
+        bytes: &read_bytes,
         check: options.runner.check_direct,
     };
     let existing = cache.as_ref().map(|_| &existing);
@@ -312,6 +323,7 @@ pub fn render(
         stdout: written.stdout,
         results_file,
         files: written.files,
+        kept: written.kept,
         verify_mismatch: cache.and_then(|c| c.take_mismatch()),
     })
 }

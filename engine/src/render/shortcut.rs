@@ -470,7 +470,7 @@ pub fn can_apply(root: &Path, changes: &[Change]) -> bool {
 ///
 /// [`fsutil::commit`]: crate::fsutil::commit
 pub fn apply(root: &Path, changes: &[Change]) -> Result<(), crate::fsutil::CommitError> {
-    crate::fsutil::commit(&file_changes(root, changes))
+    crate::fsutil::commit(&file_changes(root, changes)).map(|_| ())
 }
 
 fn file_changes<'a>(root: &Path, changes: &'a [Change]) -> Vec<crate::fsutil::FileChange<'a>> {

@@ -196,10 +196,12 @@ impl<'a> StepCache<'a> {
         runner: &'a RunnerOptions,
         subtrees: bool,
     ) -> StepCache<'a> {
+        // Breadth-first, the tree is only for the writer (the file memo,
+        // files changed while the render ran): not read for that alone.
         let snapshot = match (&cache.snapshot, subtrees) {
-            (Some(s), true) => Some(s.clone()),
+            (Some(s), _) => Some(s.clone()),
             (None, true) => Snapshot::read(root_dir).ok().map(Arc::new),
-            (_, false) => None,
+            (None, false) => None,
         };
         if !cache.verify {
             load_item_memo(cache.store.as_ref());
@@ -221,14 +223,17 @@ impl<'a> StepCache<'a> {
         }
     }
 
-    /// The bytes of the file at `path` (slash, relative to the root) as the
-    /// render read it, if they have blake3 `digest`: what the file memo
-    /// lets the writer keep.
-    pub fn existing_file(&self, path: &str, digest: &[u8; 32]) -> Option<Vec<u8>> {
+    /// The blake3 of the file at `path` (slash, relative to the root) as
+    /// the render read it; `None` for a symlink or a file it did not read.
+    pub fn read_digest(&self, path: &str) -> Option<[u8; 32]> {
         match self.files.as_ref()?.get(path)? {
-            FileKey::Bytes(read) if read.as_bytes() == digest => {}
-            _ => return None,
+            FileKey::Bytes(digest) => Some(*digest.as_bytes()),
+            FileKey::Link(_) => None,
         }
+    }
+
+    /// The bytes of the file at `path` as the render read it.
+    pub fn read_bytes(&self, path: &str) -> Option<Vec<u8>> {
         match self.snapshot.as_ref()?.entries.get(path)? {
             Entry::File(bytes) => Some(bytes.clone()),
             Entry::Link(_) => None,
