@@ -30,21 +30,23 @@ pub struct Tree {
 
 /// Opens the cache store — `None`, with one warning, when it cannot be
 /// used (the render then runs uncached) — and meanwhile, on another thread,
-/// reads the tree at `root` and computes its whole-render key (opening the
-/// store and reading a small tree take about as long).
+/// reads the tree at `root` (unless `read` is the tree just read) and
+/// computes its whole-render key (opening the store and reading a small
+/// tree take about as long).
 pub fn open_reading(
     cache_dir: Option<&Path>,
     root: &Path,
     options: &RenderOptions,
+    read: Option<Arc<Snapshot>>,
 ) -> (Option<Arc<SledStore>>, Option<Tree>) {
     let (store, tree) = std::thread::scope(|s| {
         let reading = s.spawn(|| {
-            let snapshot = Snapshot::read(root).ok()?;
+            let snapshot = match read {
+                Some(snapshot) => snapshot,
+                None => Arc::new(Snapshot::read(root).ok()?),
+            };
             let key = shortcut::render_key(&snapshot, root, options);
-            Some(Tree {
-                snapshot: Arc::new(snapshot),
-                key,
-            })
+            Some(Tree { snapshot, key })
         });
         let store = SledStore::open_default(cache_dir);
         (store, reading.join().ok().flatten())

@@ -9,7 +9,7 @@ use krmgraph_engine::eval::{EvalInput, EvalOptions};
 use krmgraph_engine::event::{kpt_log, CacheEvent, Event, Reporter};
 use krmgraph_engine::fnruntime::RunnerOptions;
 use krmgraph_engine::kptfile::Function;
-use krmgraph_engine::render::shortcut::Change;
+use krmgraph_engine::render::shortcut::{Change, Snapshot};
 use krmgraph_engine::render::{render, Output, RenderFailure, RenderOptions};
 
 use crate::args::{FnEvalArgs, RenderArgs};
@@ -155,6 +155,15 @@ pub fn run(args: RenderArgs) -> ExitCode {
     }
 }
 
+/// A render for `watch`: the tree it just read (the render reads it no
+/// more), and what the render did to it.
+pub struct Watching<'a> {
+    /// The tree under the package, as read just before.
+    pub tree: Option<std::sync::Arc<Snapshot>>,
+    /// Learns what the render wrote.
+    pub left: &'a mut Left,
+}
+
 /// What a render did to the tree it read, for `watch`, which must tell
 /// its own writes from the user's edits without reading the tree again (a
 /// file saved while the render ran would be taken for its output).
@@ -285,12 +294,15 @@ fn check_pull_policy(value: &str) -> Result<(), ()> {
     Ok(())
 }
 
-/// An in-place (or `-o`) render. `watching`, for `watch`: learns what it
-/// wrote when that is known (and the process goes on after it).
-pub fn try_run(args: &RenderArgs, watching: Option<&mut Left>) -> Result<(), ()> {
+/// An in-place (or `-o`) render; `watching` for `watch` (then the process
+/// goes on after it).
+pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> {
     let mut unwatched = Left::Unknown;
     let process_goes_on = watching.is_some();
-    let left = watching.unwrap_or(&mut unwatched);
+    let (read, left) = match watching {
+        Some(Watching { tree, left }) => (tree, left),
+        None => (None, &mut unwatched),
+    };
     let started = std::time::Instant::now();
     check_pull_policy(&args.image_pull_policy)?;
     let output = parse_output(args.output.as_deref())?.unwrap_or(Output::InPlace);
@@ -328,7 +340,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<&mut Left>) -> Result<(), ()>
     let (store, tree) = if args.no_cache {
         (None, None)
     } else {
-        crate::cache::open_reading(args.cache_dir.as_deref(), &root, &options)
+        crate::cache::open_reading(args.cache_dir.as_deref(), &root, &options, read)
     };
     let lookup = match (&store, &tree) {
         (Some(store), Some(tree)) if output == Output::InPlace => Some(crate::cache::lookup(

@@ -23,7 +23,7 @@ use krmgraph_engine::render::shortcut::{Entry, Snapshot};
 use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::args::WatchArgs;
-use crate::render::{try_run, Left};
+use crate::render::{try_run, Left, Watching};
 
 /// How often the polling watcher looks when inotify cannot watch the tree.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
@@ -171,14 +171,19 @@ fn render(args: &WatchArgs, root: &Path, before: Snapshot, stop: &Stop) -> Snaps
     let started = Instant::now();
     let mut left = Left::Unknown;
     stop.rendering.store(true, Ordering::SeqCst);
-    let ok = try_run(&args.render, Some(&mut left)).is_ok();
+    let before = Arc::new(before);
+    let watching = Watching {
+        tree: Some(before.clone()),
+        left: &mut left,
+    };
+    let ok = try_run(&args.render, Some(watching)).is_ok();
     stop.rendering.store(false, Ordering::SeqCst);
     // A write through a symlink changes its target, which the list of
     // writes does not show.
     let has_link = before.entries.values().any(|e| matches!(e, Entry::Link(_)));
     let after = match left {
         Left::Changes(changes) if !has_link => before.with(&changes),
-        _ => Snapshot::read(root).unwrap_or(before),
+        _ => Snapshot::read(root).unwrap_or_else(|_| before.as_ref().clone()),
     };
     eprintln!(
         "krmgraph watch: {} in {:.2?}; watching {} (Ctrl-C stops)",
