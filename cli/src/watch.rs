@@ -10,7 +10,9 @@
 //!
 //! Ctrl-C (or SIGTERM) while waiting stops at once; during a render it
 //! stops when the render has finished, so no render is cut off halfway
-//! through writing the tree. A second one stops at once.
+//! through writing the tree (exec functions run in process groups of their
+//! own, so a terminal's Ctrl-C does not reach them). A second one kills
+//! the running functions and stops at once.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -39,6 +41,10 @@ pub fn run(args: WatchArgs) -> ExitCode {
         eprintln!("Error: krmgraph watch renders in place: drop -o (krmgraph render -o writes elsewhere once) ");
         return ExitCode::from(1);
     }
+    // A Ctrl-C at the terminal goes to the whole foreground process group:
+    // the functions of the render it interrupts must not get it, or that
+    // render could not finish.
+    krmgraph_engine::fnruntime::exec::own_process_groups();
     let stop = match Stop::register() {
         Ok(stop) => stop,
         Err(e) => {
@@ -77,6 +83,7 @@ impl Stop {
         std::thread::spawn(move || {
             for signal in signals.forever() {
                 if seen.signal.swap(signal, Ordering::SeqCst) != 0 {
+                    krmgraph_engine::fnruntime::exec::kill_running();
                     std::process::exit(exit_code(signal).into());
                 }
                 if seen.rendering.load(Ordering::SeqCst) {

@@ -4,9 +4,13 @@
 //! kpt's error texts (`fork/exec /x: no such file or directory`,
 //! `exec: "x": executable file not found in $PATH`).
 
+use std::collections::HashSet;
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How long a function may run before it is killed (kpt's default).
@@ -111,6 +115,43 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
+/// Whether functions start in a process group of their own.
+static OWN_PROCESS_GROUPS: AtomicBool = AtomicBool::new(false);
+
+/// The functions running now, by process id.
+static RUNNING: Mutex<Option<HashSet<u32>>> = Mutex::new(None);
+
+/// Starts every later exec function in a process group of its own, so a
+/// Ctrl-C typed at the terminal reaches this process only, not the
+/// functions (`watch` lets the render it interrupts finish).
+pub fn own_process_groups() {
+    OWN_PROCESS_GROUPS.store(true, Ordering::SeqCst);
+}
+
+/// Kills every exec function running now (before the process exits
+/// without waiting for them; functions in their own process groups would
+/// otherwise outlive it).
+pub fn kill_running() {
+    let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    for pid in running.iter().flatten() {
+        if let Ok(pid) = libc::pid_t::try_from(*pid) {
+            // SAFETY: kill(2) takes no pointers; a pid that has just exited
+            // is at worst signalled in vain.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+fn track(pid: u32, running: bool) {
+    let mut set = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+    let set = set.get_or_insert_with(HashSet::new);
+    if running {
+        set.insert(pid);
+    } else {
+        set.remove(&pid);
+    }
+}
+
 /// Runs `command_line` with `stdin` as its input.
 pub fn run(
     command_line: &str,
@@ -122,13 +163,30 @@ pub fn run(
         return Err(ExecError::Start("exec: no command".into()));
     };
     let path = look_path(program)?;
-    let mut child = Command::new(&path)
+    let mut command = Command::new(&path);
+    command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::piped());
+    if OWN_PROCESS_GROUPS.load(Ordering::SeqCst) {
+        command.process_group(0);
+    }
+    let mut child = command
         .spawn()
         .map_err(|e| ExecError::Start(format!("fork/exec {}: {}", program, go_errno_text(&e))))?;
+    track(child.id(), true);
+    let result = finish(&mut child, stdin, timeout);
+    track(child.id(), false);
+    result
+}
+
+/// Feeds `stdin` to a started function and collects its output and exit.
+fn finish(
+    child: &mut std::process::Child,
+    stdin: &[u8],
+    timeout: Duration,
+) -> Result<ProcessOutput, ExecError> {
     let mut child_stdin = child.stdin.take().expect("piped stdin");
     let mut child_stdout = child.stdout.take().expect("piped stdout");
     let mut child_stderr = child.stderr.take().expect("piped stderr");
@@ -150,7 +208,7 @@ pub fn run(
         // A function's stdout closes when it exits: waiting for that first
         // finds the exit at once instead of at the next poll.
         let _ = stdout_closed.recv_timeout(deadline.saturating_duration_since(Instant::now()));
-        let status = wait_until(&mut child, deadline, timeout);
+        let status = wait_until(child, deadline, timeout);
         (
             out.join().unwrap_or_default(),
             err.join().unwrap_or_default(),
