@@ -51,14 +51,15 @@ pub struct Written {
 /// Makes each write of a file the render read conditional on the file
 /// still holding what it read: a file saved meanwhile keeps its new
 /// content, so an edit made during a render is not lost.
-fn unless_changed<'a>(
-    changes: &mut [FileChange<'a>],
-    paths: impl Iterator<Item = &'a String>,
-    existing: &pkgio::Existing,
-) {
-    for (change, path) in changes.iter_mut().zip(paths) {
-        if let (FileChange::Write(target, bytes), Some(read)) = (&*change, (existing.digest)(path))
-        {
+fn unless_changed(changes: &mut [FileChange], root_dir: &Path, existing: &pkgio::Existing) {
+    for change in changes.iter_mut() {
+        let FileChange::Write(target, bytes) = &*change else {
+            continue;
+        };
+        let Ok(rel) = target.strip_prefix(root_dir) else {
+            continue;
+        };
+        if let Some(read) = (existing.digest)(&rel.to_string_lossy().replace('\\', "/")) {
             *change = FileChange::WriteUnlessChanged(target.clone(), bytes, read);
         }
     }
@@ -112,7 +113,7 @@ fn write_output_unclassified(
             let mut changes = pkgio::file_changes(root_dir, &files)
                 .map_err(|e| RenderError::Message(e.to_string()))?;
             if let Some(existing) = existing {
-                unless_changed(&mut changes, files.keys(), existing);
+                unless_changed(&mut changes, root_dir, existing);
             }
             changes.extend(
                 stale
