@@ -38,12 +38,7 @@ trap 'rm -rf "$work"' EXIT
 cp target/release/krmgraph "$work/krmgraph-bin"
 krmgraph=$work/krmgraph-bin
 export KRMGRAPH_CACHE_DIR="$work/cache"
-if [ -n "$builtins" ]; then
-  fns=(--fn $'- image: gcr.io/kpt-fn/set-namespace:v0.1.3\n      configMap:\n        namespace: prod'
-       --fn $'- image: gcr.io/kpt-fn/set-labels:v0.1.4\n      configMap:\n        tier: backend')
-else
-  fns=(--fn '- exec: cat')
-fi
+. benches/monorepo-fns.sh
 target/release/gen-monorepo "$work/src" --fanout "$fanout" --depth "$depth" --resources "$resources" "${fns[@]}"
 
 measure() { # label, command...
