@@ -10,6 +10,7 @@
 //! | `gc` | which records and blobs a gc removes |
 //! | `sled_store` | [`SledStore`]: sled index + blob files in a cache directory |
 //! | `blobs` | the content-addressed blob files (tmp → rename, verified reads) |
+//! | `marks` | keys in one checksummed file, tested without opening the store ([`is_marked`]) |
 //! | `memory` | [`MemoryStore`], for tests and uncached renders |
 //! | `location` | [`resolve_dir`]: `--cache-dir`, `KRMGRAPH_CACHE_DIR`, XDG, `$HOME` |
 //! | `error` | [`Error`] |
@@ -46,6 +47,7 @@ mod digest;
 mod error;
 mod gc;
 mod location;
+mod marks;
 mod memory;
 mod record;
 mod sled_store;
@@ -54,6 +56,7 @@ mod store;
 pub use digest::{Digest, ParseDigestError};
 pub use error::{Error, Result};
 pub use location::{resolve_dir, resolve_dir_with, ENV_CACHE_DIR};
+pub use marks::is_marked;
 pub use memory::MemoryStore;
 pub use record::{DecodeError, Output, StepRecord, RECORD_VERSION};
 pub use sled_store::SledStore;

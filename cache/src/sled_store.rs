@@ -5,6 +5,7 @@
 //!   CACHEDIR.TAG        marks the directory as a cache for backup tools
 //!   lock                held (flock) by the one process using the store
 //!   index/              sled database; tree "steps-v1": step key → record
+//!   marks               keys a reader tests without opening (see `marks`)
 //!   blobs/ab/cdef…      output blobs named by blake3 (see `blobs`)
 //!   tmp/                blobs being written
 //! ```
@@ -24,7 +25,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::blobs::BlobDir;
-use crate::{location, BlobInfo, DecodeError, Digest, Error, Result, StepRecord, Store};
+use crate::{location, marks, BlobInfo, DecodeError, Digest, Error, Result, StepRecord, Store};
 
 /// The sled tree of step records. The suffix is the record schema
 /// generation: a layout change that old code must not read gets a new tree.
@@ -319,7 +320,16 @@ impl Store for SledStore {
             steps.clear()?;
             db.flush()
         })?;
+        marks::clear(&self.dir).map_err(|e| Error::io(self.dir.join("marks"), e))?;
         self.blobs.clear()
+    }
+
+    fn mark(&self, key: &Digest) -> Result<()> {
+        marks::add(&self.dir, key).map_err(|e| Error::io(self.dir.join("marks"), e))
+    }
+
+    fn remove_damaged_marks(&self) -> Result<bool> {
+        marks::remove_if_damaged(&self.dir).map_err(|e| Error::io(self.dir.join("marks"), e))
     }
 
     fn flush(&self) -> Result<()> {

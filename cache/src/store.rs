@@ -79,12 +79,17 @@ pub struct VerifyReport {
     pub bad_records: Vec<Digest>,
     /// Records removed because an output blob was gone (or bad).
     pub dangling_records: Vec<Digest>,
+    /// Whether the marks file was damaged (and removed).
+    pub damaged_marks: bool,
 }
 
 impl VerifyReport {
     /// Whether nothing was wrong.
     pub fn is_clean(&self) -> bool {
-        self.bad_blobs.is_empty() && self.bad_records.is_empty() && self.dangling_records.is_empty()
+        self.bad_blobs.is_empty()
+            && self.bad_records.is_empty()
+            && self.dangling_records.is_empty()
+            && !self.damaged_marks
     }
 }
 
@@ -124,6 +129,17 @@ pub trait Store: Send + Sync {
 
     /// Removes every record and blob.
     fn clear(&self) -> Result<()>;
+
+    /// Marks `key`, so that [`is_marked`](crate::is_marked) finds it
+    /// without opening the store. A store without a directory has no marks.
+    fn mark(&self, _key: &Digest) -> Result<()> {
+        Ok(())
+    }
+
+    /// Removes a damaged marks file; `true` if there was one.
+    fn remove_damaged_marks(&self) -> Result<bool> {
+        Ok(false)
+    }
 
     /// Makes earlier writes durable. Stores flush on their own as well; this
     /// is for the end of a render.
@@ -260,7 +276,10 @@ pub trait Store: Send + Sync {
 
     /// Re-hashes every blob and checks every record, removing what is bad.
     fn verify(&self) -> Result<VerifyReport> {
-        let mut report = VerifyReport::default();
+        let mut report = VerifyReport {
+            damaged_marks: self.remove_damaged_marks()?,
+            ..VerifyReport::default()
+        };
         let mut bad = HashSet::new();
         for blob in self.blobs()? {
             report.blobs_checked += 1;

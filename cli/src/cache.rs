@@ -28,36 +28,60 @@ pub struct Tree {
     pub key: Option<Digest>,
 }
 
-/// Opens the cache store — `None`, with one warning, when it cannot be
-/// used (the render then runs uncached) — and meanwhile, on another thread,
-/// reads the tree at `root` (unless `read` is the tree just read) and
-/// computes its whole-render key (opening the store and reading a small
-/// tree take about as long).
+/// What [`open_reading`] found.
+pub enum Opened {
+    /// The tree (as read) is marked as a render's fixed point: nothing to
+    /// render, and the store was not opened.
+    Settled(Tree),
+    /// The store — `None`, with one warning, when it cannot be used (the
+    /// render then runs uncached) — and the tree, if it could be read.
+    Store(Option<Arc<SledStore>>, Option<Tree>),
+}
+
+/// Reads the tree at `root` (unless `read` is the tree just read) and
+/// computes its whole-render key; then, unless `settled_ok` and the key is
+/// marked as a fixed point ([`krmgraph_cache::is_marked`]), opens the
+/// cache store. A no-op render so never opens the store: opening it takes
+/// about as long as reading a large tree.
 pub fn open_reading(
     cache_dir: Option<&Path>,
     root: &Path,
     options: &RenderOptions,
     read: Option<Arc<Snapshot>>,
-) -> (Option<Arc<SledStore>>, Option<Tree>) {
-    let (store, tree) = std::thread::scope(|s| {
-        let reading = s.spawn(|| {
-            let snapshot = match read {
-                Some(snapshot) => snapshot,
-                None => Arc::new(Snapshot::read(root).ok()?),
-            };
-            let key = shortcut::render_key(&snapshot, root, options);
-            Some(Tree { snapshot, key })
-        });
-        let store = SledStore::open_default(cache_dir);
-        (store, reading.join().ok().flatten())
+    settled_ok: bool,
+) -> Opened {
+    let snapshot = match read {
+        Some(snapshot) => Some(snapshot),
+        None => Snapshot::read(root).ok().map(Arc::new),
+    };
+    let tree = snapshot.map(|snapshot| Tree {
+        key: shortcut::render_key(&snapshot, root, options),
+        snapshot,
     });
-    match store {
-        Ok(store) => (Some(Arc::new(store)), tree),
+    let dir = krmgraph_cache::resolve_dir(cache_dir);
+    let marked = |tree: &Tree| match (tree.key, &dir) {
+        (Some(key), Ok(dir)) => settled_ok && krmgraph_cache::is_marked(dir, &key),
+        _ => false,
+    };
+    let tree = match tree {
+        Some(tree) if marked(&tree) => return Opened::Settled(tree),
+        tree => tree,
+    };
+    match dir.and_then(|dir| SledStore::open(&dir)) {
+        Ok(store) => Opened::Store(Some(Arc::new(store)), tree),
         Err(e) => {
             eprintln!("[WARN] krmgraph: rendering without the cache: {e}");
-            (None, None)
+            Opened::Store(None, None)
         }
     }
+}
+
+/// Says that `pkg` needs no render: it is a render's fixed point.
+pub fn report_settled(pkg: &Path) {
+    eprintln!(
+        "krmgraph: {} is as its last render left it; nothing to render (--no-cache renders anyway)",
+        pkg.display()
+    );
 }
 
 /// The step cache of a render using `store` and the tree as read before it.
@@ -115,10 +139,10 @@ pub fn lookup(
     match replay {
         None => Lookup::Miss(Some(cached)),
         Some(Replay::FixedPoint) => {
-            eprintln!(
-                "krmgraph: {} is as its last render left it; nothing to render (--no-cache renders anyway)",
-                pkg.display()
-            );
+            // Not marked, or the no-op would not have opened the store: the
+            // marks file lost it (trimmed, damaged, removed).
+            let _ = cached.store.mark(&key);
+            report_settled(pkg);
             Lookup::Done(Vec::new())
         }
         Some(Replay::Exact { changes, .. }) if !shortcut::can_apply(pkg, &changes) => {
@@ -300,6 +324,9 @@ pub fn command(args: crate::args::CacheArgs) -> std::process::ExitCode {
             }
             for d in r.bad_records.iter().chain(&r.dangling_records) {
                 println!("removed unusable record {d}");
+            }
+            if r.damaged_marks {
+                println!("removed the damaged marks file");
             }
         }),
     };

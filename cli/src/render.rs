@@ -340,7 +340,20 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
     let (store, tree) = if args.no_cache {
         (None, None)
     } else {
-        crate::cache::open_reading(args.cache_dir.as_deref(), &root, &options, read)
+        // A fixed point has no log or results to replay, and --verify
+        // renders anyway.
+        let settled_ok = output == Output::InPlace && args.results_dir.is_none() && !args.verify;
+        let cache_dir = args.cache_dir.as_deref();
+        match crate::cache::open_reading(cache_dir, &root, &options, read, settled_ok) {
+            crate::cache::Opened::Settled(tree) => {
+                crate::cache::report_settled(&root);
+                *left = Left::Changes(Vec::new());
+                summary(&format!("nothing to render ({:.2?})", started.elapsed()));
+                forget_unless(process_goes_on, tree);
+                return Ok(());
+            }
+            crate::cache::Opened::Store(store, tree) => (store, tree),
+        }
     };
     let lookup = match (&store, &tree) {
         (Some(store), Some(tree)) if output == Output::InPlace => Some(crate::cache::lookup(
@@ -359,11 +372,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
                 "rendered from the cache in {:.2?}",
                 started.elapsed()
             ));
-            // The tree's files were read to be hashed; freeing them one by
-            // one is all that would be left of a no-op render.
-            if !process_goes_on {
-                std::mem::forget(tree);
-            }
+            forget_unless(process_goes_on, tree);
             return Ok(());
         }
         Some(crate::cache::Lookup::Failed) => return Err(()),
@@ -452,6 +461,15 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
         }
     ));
     Ok(())
+}
+
+/// Leaves the tree read for the cache key to the process's exit, when it
+/// is about to exit: its files were read to be hashed, and freeing them one
+/// by one is all that would be left of a no-op render.
+fn forget_unless<T>(process_goes_on: bool, tree: T) {
+    if !process_goes_on {
+        std::mem::forget(tree);
+    }
 }
 
 /// krmgraph's own summary line, on a terminal only: piped or captured

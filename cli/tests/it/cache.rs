@@ -153,6 +153,57 @@ fn a_rendered_tree_is_a_fixed_point() {
             .filter(|(k, _)| !k.starts_with('<'))
             .collect()
     );
+    // The tree is marked as a fixed point: a no-op does not even open the
+    // store, so one held by another process does not matter.
+    let no_op = |label: &str| {
+        let held = krmgraph_cache::SledStore::open(&cache).expect("the test holds the store");
+        let r = render_with_env(
+            "krmgraph",
+            &tmp.path().join(label),
+            &rendered,
+            &["--allow-exec"],
+            &[
+                ("COUNTER", &counter.to_string_lossy()),
+                ("KRMGRAPH_NO_CACHE", "0"),
+                ("KRMGRAPH_CACHE_DIR", &cache.to_string_lossy()),
+            ],
+        );
+        drop(held);
+        r
+    };
+    let marked = no_op("c2-held");
+    assert_eq!(marked.exit_code, 0, "{}", marked.stderr);
+    assert!(
+        marked.stderr.contains("nothing to render") && !marked.stderr.contains("WARN"),
+        "{}",
+        marked.stderr
+    );
+    assert_eq!(runs(&counter), before);
+    // Without the marks file, the store has the fixed point, and marks it
+    // again.
+    std::fs::remove_file(cache.join("marks")).unwrap();
+    let unmarked = no_op("c2-unmarked");
+    assert!(unmarked.stderr.contains("WARN"), "{}", unmarked.stderr);
+    // (It rendered uncached.)
+    let before = runs(&counter);
+    let again = render_with_env(
+        "krmgraph",
+        &tmp.path().join("c2-remarked"),
+        &rendered,
+        &["--allow-exec"],
+        &[
+            ("COUNTER", &counter.to_string_lossy()),
+            ("KRMGRAPH_NO_CACHE", "0"),
+            ("KRMGRAPH_CACHE_DIR", &cache.to_string_lossy()),
+        ],
+    );
+    assert!(
+        again.stderr.contains("nothing to render"),
+        "{}",
+        again.stderr
+    );
+    assert!(cache.join("marks").exists());
+    assert_eq!(runs(&counter), before);
     // --verify renders anyway, and agrees.
     let verified = render(
         &tmp.path().join("c3"),
@@ -443,8 +494,13 @@ fn cache_command_shows_gcs_and_clears() {
     assert_eq!(records(&cache_cmd(&["stats"])), 0);
     render(&tmp.path().join("c2"), &src, Some(&cache), &counter, &[]);
     assert_eq!(records(&cache_cmd(&["stats"])), 9);
+    std::fs::write(cache.join("marks"), "damaged").unwrap();
+    assert!(cache_cmd(&["verify"]).contains("removed the damaged marks file"));
+    assert!(!cache.join("marks").exists());
+    std::fs::write(cache.join("marks"), "any").unwrap();
     cache_cmd(&["clear"]);
     assert_eq!(records(&cache_cmd(&["stats"])), 0);
+    assert!(!cache.join("marks").exists());
 }
 
 #[test]

@@ -12,7 +12,9 @@
 //! * exact: key of the tree before a successful render → the files it
 //!   wrote and deleted, its stderr and its `results.yaml`. Replaying it is
 //!   that render, byte for byte (timings in the log included).
-//! * fixed point: key of the tree a render left → "nothing to do". This
+//! * fixed point: key of the tree a render left → "nothing to do", also
+//!   marked in a file beside the store that a no-op render reads without
+//!   opening the store ([`krmgraph_cache::is_marked`]). This
 //!   relies on pipelines being idempotent — rendering a rendered tree
 //!   changes no file — which kpt's own e2e harness requires of every case.
 //!   Its log and results are not known, so it is used only when no
@@ -446,12 +448,27 @@ pub fn record(
     }
     store.record(key, &outputs, &[EXACT])?;
     if let Some(after_key) = render_key(after, root, options) {
-        if after_key != *key && store.peek_step(&after_key)?.is_none() {
-            store.record(&after_key, &[], &[FIXED_POINT])?;
+        if after_key != *key {
+            record_fixed_point(store, &after_key)?;
         }
     }
     store.flush()?;
     Ok(true)
+}
+
+/// Records that the tree of `key` is a render's fixed point, unless the
+/// store has a render of that tree already, and marks it
+/// ([`Store::mark`]) so that a no-op render finds it without opening the
+/// store.
+pub fn record_fixed_point(store: &dyn Store, key: &Digest) -> krmgraph_cache::Result<()> {
+    match store.peek_step(key)? {
+        None => {
+            store.record(key, &[], &[FIXED_POINT])?;
+        }
+        Some(record) if record.meta.first() != Some(&FIXED_POINT) => return Ok(()),
+        Some(_) => {}
+    }
+    store.mark(key)
 }
 
 /// Whether `changes` can be applied under `root` as a render would write
