@@ -761,3 +761,37 @@ fn built_ins_known_fixed_points_render_what_an_uncached_render_does() {
         tree = tmp.path().join(format!("e{i}/krmgraph/pkg"));
     }
 }
+
+/// kpt is not idempotent on foot comments (a comment after the last entry
+/// of a block): each render through an exec function adds a copy of each.
+/// The cache must not take such a rendered tree for a fixed point: three
+/// renders in a row, each of the one before's output, give kpt's bytes
+/// every time. The resources' foot comments also take the function
+/// boundary's per-run path (`fnruntime::echoed`), which CI's
+/// `KRMGRAPH_CHECK_DIRECT=1` checks against the whole list read back.
+#[test]
+fn foot_comments_render_as_kpt_renders_them_each_time() {
+    if !crate::util::kpt_available("foot_comments_render_as_kpt_renders_them_each_time") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let cache_text = cache.to_string_lossy().to_string();
+    let env = [
+        ("KRMGRAPH_NO_CACHE", "0"),
+        ("KRMGRAPH_CACHE_DIR", cache_text.as_str()),
+    ];
+    let mut kpt_src = repo_root().join("testdata/foot-comments");
+    let mut krmgraph_src = kpt_src.clone();
+    for round in 1..=3 {
+        let work = tmp.path().join(format!("round-{round}"));
+        let kpt = render_with_env("kpt", &work, &kpt_src, &["--allow-exec"], &[]);
+        let krmgraph = render_with_env("krmgraph", &work, &krmgraph_src, &["--allow-exec"], &env);
+        assert_eq!(kpt.exit_code, 0, "{}", kpt.stderr);
+        if let Some(d) = describe_difference(&kpt, &krmgraph) {
+            panic!("round {round}: {d}");
+        }
+        kpt_src = work.join("kpt/foot-comments");
+        krmgraph_src = work.join("krmgraph/foot-comments");
+    }
+}

@@ -19,6 +19,8 @@
 //!   changes no file — which kpt's own e2e harness requires of every case.
 //!   Its log and results are not known, so it is used only when no
 //!   `--results-dir` is asked for. `render --verify` checks the contract.
+//!   A tree that may hold a foot comment is never a fixed point: kpt adds
+//!   a copy of such a comment at each render through a process.
 //!
 //! A render whose files or log mention the absolute root path is not
 //! recorded: replaying it elsewhere would be wrong.
@@ -448,12 +450,50 @@ pub fn record(
     }
     store.record(key, &outputs, &[EXACT])?;
     if let Some(after_key) = render_key(after, root, options) {
-        if after_key != *key {
+        if after_key != *key && !may_hold_foot_comments(after) {
             record_fixed_point(store, &after_key)?;
         }
     }
     store.flush()?;
     Ok(true)
+}
+
+/// Whether a YAML file of `tree` may hold a foot comment (a comment after
+/// the last entry of a block). kpt's own render is not idempotent there:
+/// reading a function's output moves such a comment and restoring comments
+/// copies it back, so each render of the tree through an exec or container
+/// function adds a copy. Such a tree is not a fixed point.
+fn may_hold_foot_comments(tree: &Snapshot) -> bool {
+    tree.entries.iter().any(|(path, entry)| match entry {
+        Entry::File(bytes) => {
+            let yaml = path.ends_with(".yaml") || path.ends_with(".yml") || is_kptfile(path);
+            yaml && may_hold_foot_comment(bytes)
+        }
+        Entry::Link(_) => false,
+    })
+}
+
+/// Whether `text` has a comment line followed (past blank lines) by a
+/// less indented line, a document marker or the end: every foot comment
+/// is, and so are some comments that are not (a block scalar's last line
+/// that starts with `#`), which only costs the fixed point.
+fn may_hold_foot_comment(text: &[u8]) -> bool {
+    let indent = |line: &[u8]| line.iter().take_while(|&&b| b == b' ').count();
+    let mut comment: Option<usize> = None;
+    for line in text.split(|&b| b == b'\n') {
+        let at = indent(line);
+        let rest = &line[at..];
+        if rest.is_empty() {
+            continue;
+        }
+        if let Some(c) = comment {
+            if at < c || rest.starts_with(b"---") || rest.starts_with(b"...") {
+                return true;
+            }
+        }
+        comment = rest.starts_with(b"#").then_some(at);
+    }
+    comment.is_some()
 }
 
 /// Records that the tree of `key` is a render's fixed point, unless the
@@ -610,6 +650,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(std::fs::read(tmp.path().join("a.yaml")).unwrap(), b"y: 2\n");
+    }
+
+    #[test]
+    fn foot_comments_are_seen() {
+        for (text, foot) in [
+            ("a: 1\n# foot\n", true),
+            ("a:\n  b: 1\n  # foot\nc: 2\n", true),
+            ("a: 1\n# foot\n\n---\nb: 2\n", true),
+            ("# head\na: 1\n", false),
+            ("a:\n  # head\n  b: 1 # line\n", false),
+            ("a: |\n  # text\n  more\n", false),
+            ("a: 1\n", false),
+        ] {
+            assert_eq!(may_hold_foot_comment(text.as_bytes()), foot, "{text:?}");
+        }
     }
 
     #[test]
