@@ -383,7 +383,13 @@ impl FunctionRunner {
         // the output nodes are built.
         drop(stdin);
         if echo {
-            if let Some(output) = echoed(input, &remembered, &process.stdout, self.check_direct) {
+            if let Some(output) = echoed(
+                input,
+                function_config,
+                &remembered,
+                &process.stdout,
+                self.check_direct,
+            ) {
                 let output = output.map_err(|e| FnError::Message(e.to_string()))?;
                 return self.default_paths(output, function_config);
             }
@@ -440,7 +446,10 @@ impl FunctionRunner {
     /// [`Self::run_on_nodes`] for a per-item built-in: the items known to
     /// come back as they are ([`fixed_point`]) are given back so without
     /// running it, it runs on the others, and those that came back as they
-    /// were are learnt.
+    /// were are learnt. The runs of items with foot comments, which the
+    /// model declines, run on their own ResourceList ([`foot_comment_runs`],
+    /// [`Self::run_on_bytes`]), so that a comment costs its run, not the
+    /// whole list.
     fn run_per_item(
         &self,
         image: &str,
@@ -451,22 +460,29 @@ impl FunctionRunner {
     ) -> Option<Result<builtin::direct::Output, FnError>> {
         let step = fixed_point::Step::new(image, builtin.version, function_config);
         let lookups = fixed_point::classify(&step, input);
-        let known = lookups.iter().filter(|l| l.is_known()).count();
-        let mut run = if known == 0 {
-            direct(input, function_config)?
-        } else if known == input.len() {
+        let runs = foot_comment_runs(input);
+        let mut given: Vec<Option<Node>> = vec![None; input.len()];
+        let outputs: Vec<Vec<Node>> = runs
+            .par_iter()
+            .map(|run| self.run_on_bytes(builtin, &input[run.clone()], input, function_config))
+            .collect::<Option<_>>()?;
+        for (run, output) in runs.into_iter().zip(outputs) {
+            for (i, node) in run.zip(output) {
+                given[i] = Some(node);
+            }
+        }
+        let to_run: Vec<usize> = (0..input.len())
+            .filter(|&i| given[i].is_none() && !lookups[i].is_known())
+            .collect();
+        let mut run = if to_run.is_empty() {
             builtin::direct::Output::default()
+        } else if to_run.len() == input.len() {
+            direct(input, function_config)?
         } else {
-            let unknown: Vec<Node> = input
-                .iter()
-                .zip(&lookups)
-                .filter(|(_, l)| !l.is_known())
-                .map(|(item, _)| item.clone())
-                .collect();
-            direct(&unknown, function_config)?
+            let items: Vec<Node> = to_run.iter().map(|&i| input[i].clone()).collect();
+            direct(&items, function_config)?
         };
-        if run.items.len() != input.len() - known || run.results.is_some() || !run.stderr.is_empty()
-        {
+        if run.items.len() != to_run.len() || run.results.is_some() || !run.stderr.is_empty() {
             return None;
         }
         // Outputs find their inputs by id, which is the position in the
@@ -474,40 +490,64 @@ impl FunctionRunner {
         if let Err(e) = kio_pipeline::copy_comments_and_sync_order(input, &mut run.items) {
             return Some(Err(FnError::Message(e.to_string())));
         }
-        let unknown: Vec<(&Node, &fixed_point::Lookup)> = input
-            .iter()
-            .zip(&lookups)
-            .filter(|(_, l)| !l.is_known())
-            .collect();
-        unknown
+        to_run
             .par_iter()
             .zip(run.items.par_iter())
-            .for_each(|((item, lookup), output)| {
-                if let fixed_point::Lookup::Unknown(key) = lookup {
-                    fixed_point::learn(*key, item, output);
+            .for_each(|(&i, output)| {
+                if let fixed_point::Lookup::Unknown(key) = &lookups[i] {
+                    fixed_point::learn(*key, &input[i], output);
                 }
             });
         let ran = std::mem::take(&mut run.items);
         let output = self
-            .merge_known(input, &lookups, ran)
+            .merge_known(input, &lookups, given, ran)
             .and_then(|output| self.default_paths(output, function_config));
         Some(output.map(|items| builtin::direct::Output { items, ..run }))
     }
 
-    /// The step's output in input order: each known item given back as
-    /// [`fixed_point::output`] makes it, the others from `ran` (the run's
-    /// restored outputs, in order).
+    /// A per-item built-in run the long way on `items` alone, as on
+    /// their own ResourceList, and its output read back and restored as kpt
+    /// does (`input` is the whole list, whose positions the ids give).
+    /// `None` unless it succeeds, as a per-item built-in does, with no
+    /// results and nothing on stderr, and gives back as many items.
+    fn run_on_bytes(
+        &self,
+        builtin: &builtin::Builtin,
+        items: &[Node],
+        input: &[Node],
+        function_config: Option<&Node>,
+    ) -> Option<Vec<Node>> {
+        let mut items = items.to_vec();
+        let stdin = kio_pipeline::function_input(&mut items, function_config).ok()?;
+        let process = (builtin.run)(&stdin);
+        if process.exit_code != Some(0) || !process.stderr.is_empty() {
+            return None;
+        }
+        let read = kio_pipeline::read_function_output(&process.stdout).ok()?;
+        if read.results.is_some() || read.nodes.len() != items.len() {
+            return None;
+        }
+        let mut output = read.nodes;
+        kio_pipeline::copy_comments_and_sync_order(input, &mut output).ok()?;
+        Some(output)
+    }
+
+    /// The step's output in input order: each item `given` (by position)
+    /// as it is, each known item as [`fixed_point::output`] makes it, the
+    /// others from `ran` (the run's restored outputs, in order).
     fn merge_known(
         &self,
         input: &mut [Node],
         lookups: &[fixed_point::Lookup],
+        given: Vec<Option<Node>>,
         ran: Vec<Node>,
     ) -> Result<Vec<Node>, FnError> {
         let mut ran = ran.into_iter();
         let mut output = Vec::with_capacity(input.len());
-        for (item, lookup) in input.iter_mut().zip(lookups) {
-            let next = match lookup {
-                fixed_point::Lookup::Known(look) => {
+        for ((item, lookup), given) in input.iter_mut().zip(lookups).zip(given) {
+            let next = match (given, lookup) {
+                (Some(node), _) => node,
+                (None, fixed_point::Lookup::Known(look)) => {
                     // The bytes run of the check needs the input whole.
                     let item = if self.check_direct {
                         item.clone()
@@ -516,7 +556,7 @@ impl FunctionRunner {
                     };
                     fixed_point::output(item, look).map_err(|e| FnError::Message(e.to_string()))?
                 }
-                _ => ran.next().ok_or_else(|| {
+                (None, _) => ran.next().ok_or_else(|| {
                     FnError::Message("a per-item built-in gave fewer items".into())
                 })?,
             };
@@ -573,17 +613,22 @@ impl FunctionRunner {
 /// moved out of `input` and restyled in place; an item whose memo entry
 /// (`remembered`, by input position) says its echo reads back plainly only
 /// loses its ids, and an item found to read back plainly marks its entry.
-/// `None`, with `input` untouched, when the model declines an item (the
-/// output is then parsed).
+/// The items the model declines are read back and restored the long way,
+/// each with the run of items its text belongs to ([`echo_windows`]), so
+/// a comment the model cannot place costs its own run, not the whole
+/// list. `None`, with `input` untouched, when that cannot be done (the
+/// output is then parsed whole).
 fn echoed(
     input: &mut Vec<Node>,
+    function_config: Option<&Node>,
     remembered: &[Option<Arc<item_memo::Entry>>],
     stdout: &[u8],
     check: bool,
 ) -> Option<Result<Vec<Node>, crate::kyaml::KyamlError>> {
     let entry = |i: usize| remembered.get(i).and_then(Option::as_ref);
-    // `None` for an item whose echo the memo knows reads back plainly.
-    let plans: Vec<Option<Restyle>> = input
+    // Per item: `None` where the model declines; `Some(None)` where the
+    // memo knows its echo reads back plainly.
+    let plans: Vec<Option<Option<Restyle>>> = input
         .par_iter()
         .enumerate()
         .map(|(i, item)| {
@@ -597,7 +642,8 @@ fn echoed(
                 .flatten()
                 .map(Some)
         })
-        .collect::<Option<_>>()?;
+        .collect();
+    let read_back = echo_windows(input, &plans, function_config)?;
     let expected = check.then(|| {
         let mut parsed = kio_pipeline::read_function_output(stdout)
             .unwrap_or_else(|e| {
@@ -612,11 +658,19 @@ fn echoed(
     let restored = items
         .par_iter_mut()
         .zip(plans)
+        .zip(read_back)
         .enumerate()
-        .map(|(i, (item, plan))| {
+        .map(|(i, ((item, plan), read_back))| {
             let entry = entry(i);
-            let Some(plan) = plan else {
-                return entry.map_or(Ok(()), |e| e.restore_echo(item));
+            let plan = match (read_back, plan) {
+                (Some(output), _) => {
+                    *item = output;
+                    return Ok(());
+                }
+                // `echo_windows` reads back every item the model declines.
+                (None, None) => return Ok(()),
+                (None, Some(None)) => return entry.map_or(Ok(()), |e| e.restore_echo(item)),
+                (None, Some(Some(plan))) => plan,
             };
             let unchanged = entry.is_some_and(|_| {
                 let ids = item_memo::id_nodes(rnode::y_node(item));
@@ -638,6 +692,67 @@ fn echoed(
         builtin::direct::check_echo("echo", &items, &expected);
     }
     Some(Ok(items))
+}
+
+/// The echoed items the model declined (`plans[i]` is `None`), read back
+/// and restored as kpt reads and restores a function's whole output, by
+/// input position (`None` for the others). Each is read back within its
+/// run, on a ResourceList of its own with the same functionConfig, as
+/// [`foot_comment_runs`] says. `None` when any of that fails.
+fn echo_windows(
+    input: &[Node],
+    plans: &[Option<Option<Restyle>>],
+    function_config: Option<&Node>,
+) -> Option<Vec<Option<Node>>> {
+    let mut read_back: Vec<Option<Node>> = vec![None; input.len()];
+    if plans.iter().all(Option::is_some) {
+        return Some(read_back);
+    }
+    let mut windows = Vec::new();
+    let mut start = 0;
+    for len in byteio::runs_to_end(input) {
+        let run = start..start + len;
+        if plans[run.clone()].iter().any(Option::is_none) {
+            windows.push(run);
+        }
+        start += len;
+    }
+    let outputs: Vec<Vec<Node>> = windows
+        .par_iter()
+        .map(|run| {
+            let mut items = input[run.clone()].to_vec();
+            let text = kio_pipeline::function_input(&mut items, function_config).ok()?;
+            let mut output = kio_pipeline::read_function_output(&text).ok()?.nodes;
+            // Restored by id, which is the position in the whole list.
+            kio_pipeline::copy_comments_and_sync_order(input, &mut output).ok()?;
+            (output.len() == run.len()).then_some(output)
+        })
+        .collect::<Option<_>>()?;
+    for (run, output) in windows.into_iter().zip(outputs) {
+        for (i, node) in run.zip(output) {
+            read_back[i] = Some(node);
+        }
+    }
+    Some(read_back)
+}
+
+/// The runs of `items` that hold a foot comment ([`byteio::runs_to_end`]),
+/// by position: the emitter writes an item's foot comment into the next
+/// item's text, and nothing else passes from one item's text to the next,
+/// so such a run reads back alone as it does within the list. (The last
+/// run may end with a foot comment, which the list's text after the items
+/// holds: read alone, a run is given the same functionConfig, so that text
+/// is the same too.)
+fn foot_comment_runs(items: &[Node]) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for len in byteio::runs_to_end(items) {
+        if len > 1 || byteio::has_foot_comment(&items[start]) {
+            runs.push(start..start + len);
+        }
+        start += len;
+    }
+    runs
 }
 
 /// What becomes of a step's output.
@@ -789,7 +904,7 @@ mod tests {
         set_ids(items).unwrap();
         let (stdin, remembered) =
             kio_pipeline::function_input_remembering(items, None, true).unwrap();
-        let mut output = match echoed(items, &remembered, &stdin, true) {
+        let mut output = match echoed(items, None, &remembered, &stdin, true) {
             Some(output) => output.unwrap(),
             None => {
                 let mut parsed = kio_pipeline::read_function_output(&stdin).unwrap().nodes;

@@ -395,55 +395,67 @@ impl ByteWriter {
     /// The wrapped list with each item encoded on its own, as a list of
     /// one, and the texts joined. The emitter carries nothing from one
     /// list item to the next but a foot comment (written as the next
-    /// item's tail comment), so an item's text is the same alone: items
-    /// with foot comments are declined. The list's own text around its
-    /// items comes from encoding it with the first item alone, which also
-    /// checks that item's text is what the list writes. `None` (encode
-    /// the list whole) where that does not hold, an item ends its text
-    /// with a document end marker, or encoding fails.
+    /// item's tail comment), so an item's text is the same alone — and an
+    /// item with a foot comment is encoded together with the items after
+    /// it, up to the first without one (a run, [`runs`]). The list's own
+    /// text around its items comes from encoding it with the first run
+    /// alone, which also checks that run's text is what the list writes.
+    /// `None` (encode the list whole) where that does not hold, the last
+    /// item has a foot comment, an item ends its text with a document end
+    /// marker, or encoding fails.
     fn encode_items_in_parallel(&self, roots: &mut [Node]) -> Option<Vec<u8>> {
         self.encode_items(roots, |root| encode_item(root).map(|text| (text, ())))
             .map(|(bytes, _)| bytes)
     }
 
     /// [`Self::encode_items_in_parallel`] with each item's text from
-    /// `text_of` (which also gives something to keep for each item).
-    fn encode_items<T: Send>(
+    /// `text_of` (which also gives something to keep for each item; an
+    /// item of a longer run keeps `T::default()`).
+    fn encode_items<T: Send + Default>(
         &self,
         roots: &mut [Node],
         text_of: impl Fn(&mut Node) -> Option<(Vec<u8>, T)> + Sync,
     ) -> Option<(Vec<u8>, Vec<T>)> {
-        if roots.is_empty() {
-            return None;
+        let lengths = runs(roots)?;
+        let mut chunks = Vec::with_capacity(lengths.len());
+        let mut rest = roots;
+        for len in lengths {
+            let (run, after) = rest.split_at_mut(len);
+            chunks.push(run);
+            rest = after;
         }
-        let items: Vec<(Vec<u8>, T)> = roots
+        let texts: Vec<(Vec<u8>, Vec<T>)> = chunks
             .par_iter_mut()
-            .map(|root| {
-                // Looked for here, on the pool, rather than over every item
-                // first: a foot comment anywhere declines the whole list.
-                if has_foot_comment(root) {
-                    return None;
+            .map(|run| match run {
+                [root] => text_of(root).map(|(text, kept)| (text, vec![kept])),
+                run => {
+                    let text = encode_run(run)?;
+                    Some((text, run.iter().map(|_| T::default()).collect()))
                 }
-                text_of(root)
             })
             .collect::<Option<_>>()?;
-        let mut doc = self.wrapped(vec![std::mem::take(&mut roots[0])]);
+        let first = &mut chunks[0];
+        let mut doc = self.wrapped(first.iter_mut().map(std::mem::take).collect());
         let with_first = yamlio::encode_documents([(&doc, true)]);
-        roots[0] = doc.content[0].content[5].content.pop().unwrap_or_default();
+        let taken = std::mem::take(&mut doc.content[0].content[5].content);
+        for (slot, root) in first.iter_mut().zip(taken) {
+            *slot = root;
+        }
         let with_first = with_first.ok()?;
         let marker = b"\nitems:\n";
         let at = with_first.windows(marker.len()).position(|w| w == marker)? + marker.len();
         let (head, rest) = with_first.split_at(at);
-        let tail = rest.strip_prefix(items[0].0.as_slice())?;
+        let tail = rest.strip_prefix(texts[0].0.as_slice())?;
         let mut bytes = Vec::with_capacity(
-            head.len() + tail.len() + items.iter().map(|(text, _)| text.len()).sum::<usize>(),
+            head.len() + tail.len() + texts.iter().map(|(text, _)| text.len()).sum::<usize>(),
         );
         bytes.extend_from_slice(head);
-        items
+        texts
             .iter()
             .for_each(|(text, _)| bytes.extend_from_slice(text));
         bytes.extend_from_slice(tail);
-        Some((bytes, items.into_iter().map(|(_, kept)| kept).collect()))
+        let kept = texts.into_iter().flat_map(|(_, kept)| kept).collect();
+        Some((bytes, kept))
     }
 
     /// Removes the reader's and the requested annotations, then empty
@@ -538,13 +550,52 @@ pub(crate) fn cleaning_changes_nothing(node: &Node) -> bool {
 /// The text of one item of a wrapping list: `root` encoded as a list of
 /// one (`None` where that text could not be joined with others).
 fn encode_item(root: &mut Node) -> Option<Vec<u8>> {
+    encode_run(std::slice::from_mut(root))
+}
+
+/// The text of a run of items of a wrapping list ([`runs`]): `roots`
+/// encoded as a list of their own (`None` where that text could not be
+/// joined with others).
+fn encode_run(roots: &mut [Node]) -> Option<Vec<u8>> {
     let mut list = rnode::new_node(Kind::Sequence);
-    list.content.push(std::mem::take(root));
+    list.content = roots.iter_mut().map(std::mem::take).collect();
     let bytes = yamlio::encode_documents([(&list, true)]);
-    *root = list.content.pop().unwrap_or_default();
+    for (slot, root) in roots.iter_mut().zip(list.content) {
+        *slot = root;
+    }
     bytes
         .ok()
         .filter(|b| starts_an_item(b) && !b.ends_with(b"\n...\n"))
+}
+
+/// The runs of a list's items, by length: each item with a foot comment
+/// runs on to the next item, whose text the emitter writes the comment
+/// into; a run ends with an item without one. `None` when the last item
+/// has a foot comment (the list's own text would hold it), or there are
+/// no items.
+pub(crate) fn runs(roots: &[Node]) -> Option<Vec<usize>> {
+    if roots.last().is_none_or(has_foot_comment) {
+        return None;
+    }
+    Some(runs_to_end(roots))
+}
+
+/// [`runs`], the last run ending with the list, foot comment or not.
+pub(crate) fn runs_to_end(roots: &[Node]) -> Vec<usize> {
+    let feet: Vec<bool> = roots.par_iter().map(has_foot_comment).collect();
+    let mut lengths = Vec::new();
+    let mut len = 0;
+    for foot in feet {
+        len += 1;
+        if !foot {
+            lengths.push(len);
+            len = 0;
+        }
+    }
+    if len > 0 {
+        lengths.push(len);
+    }
+    lengths
 }
 
 /// Whether `text` starts with a list item, after the item's own head
@@ -570,7 +621,7 @@ fn take_y_node(node: &mut Node) -> Node {
 }
 
 /// Whether any node of `node` has a foot comment.
-fn has_foot_comment(node: &Node) -> bool {
+pub(crate) fn has_foot_comment(node: &Node) -> bool {
     !node.foot_comment.is_empty() || node.content.iter().any(has_foot_comment)
 }
 
@@ -623,6 +674,18 @@ mod tests {
         let mut first = roots[30].clone();
         first.head_comment = "# first of its list".into();
         roots.insert(15, first);
+        // Foot comments: on two items in a row, on the first item of a
+        // list, and on a value nested in an item.
+        for i in [21, 22, 25, 33] {
+            roots[i].foot_comment = format!("# foot of {i}");
+        }
+        let nested = roots[41]
+            .content
+            .iter_mut()
+            .find(|n| n.kind == Kind::Mapping)
+            .expect("a fixture with a nested mapping");
+        nested.foot_comment = "# nested foot".into();
+        let has_feet = |window: &[Node]| window.iter().any(has_foot_comment);
         assert!(roots.len() > 100, "{} fixture documents", roots.len());
         let writer = ByteWriter::resource_list(None);
         let mut parallel = 0;
@@ -631,8 +694,12 @@ mod tests {
             let mut items = window.to_vec();
             let joined = writer.encode_items_in_parallel(&mut items);
             assert_eq!(items, window, "the items come back as they went");
-            if i < 4 {
-                assert!(joined.is_some(), "list {i}, with a head comment on an item");
+            let last_has_foot = window.last().is_some_and(has_foot_comment);
+            if i < 4 || has_feet(window) && !last_has_foot {
+                assert!(
+                    joined.is_some(),
+                    "list {i}, with a head or foot comment on an item"
+                );
             }
             if let Some(joined) = joined {
                 parallel += 1;
