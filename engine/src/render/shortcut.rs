@@ -19,8 +19,9 @@
 //!   changes no file — which kpt's own e2e harness requires of every case.
 //!   Its log and results are not known, so it is used only when no
 //!   `--results-dir` is asked for. `render --verify` checks the contract.
-//!   A tree that may hold a foot comment is never a fixed point: kpt adds
-//!   a copy of such a comment at each render through a process.
+//!   A tree that may hold a foot comment or a comment after a sequence
+//!   entry's dash is never a fixed point: kpt adds a copy of such a comment
+//!   at each render through a process.
 //!
 //! A render whose files or log mention the absolute root path is not
 //! recorded: replaying it elsewhere would be wrong.
@@ -450,7 +451,7 @@ pub fn record(
     }
     store.record(key, &outputs, &[EXACT])?;
     if let Some(after_key) = render_key(after, root, options) {
-        if after_key != *key && !may_hold_foot_comments(after) {
+        if after_key != *key && !may_hold_unsettled_comments(after) {
             record_fixed_point(store, &after_key)?;
         }
     }
@@ -458,30 +459,31 @@ pub fn record(
     Ok(true)
 }
 
-/// Whether a YAML file of `tree` may hold a foot comment (a comment after
-/// the last entry of a block). kpt's own render is not idempotent there:
-/// reading a function's output moves such a comment and restoring comments
-/// copies it back, so each render of the tree through an exec or container
-/// function adds a copy. Such a tree is not a fixed point.
-fn may_hold_foot_comments(tree: &Snapshot) -> bool {
+/// Whether a YAML file of `tree` may change when the tree is rendered
+/// again, however idempotent its pipelines: kpt itself is not idempotent on
+/// a foot comment (a comment after a block's last entry) or a comment
+/// after a sequence entry's dash (`- # c`). Reading a function's output
+/// moves such a comment and restoring comments copies it back, so a render
+/// through a process adds a copy. Such a tree is not a fixed point.
+fn may_hold_unsettled_comments(tree: &Snapshot) -> bool {
     tree.entries.iter().any(|(path, entry)| match entry {
         Entry::File(bytes) => {
             let yaml = path.ends_with(".yaml") || path.ends_with(".yml") || is_kptfile(path);
-            yaml && may_hold_foot_comment(bytes)
+            yaml && may_hold_unsettled_comment(bytes)
         }
         Entry::Link(_) => false,
     })
 }
 
 /// Whether `text` has a comment line followed (past blank lines) by a
-/// less indented line, a document marker or the end: every foot comment
+/// less indented line, a document marker or the end — every foot comment
 /// is, and so are some comments that are not (a block scalar's last line
-/// that starts with `#`), which only costs the fixed point.
-fn may_hold_foot_comment(text: &[u8]) -> bool {
-    let indent = |line: &[u8]| line.iter().take_while(|&&b| b == b' ').count();
+/// that starts with `#`), which only costs the fixed point — or a comment
+/// right after a sequence entry's dash.
+fn may_hold_unsettled_comment(text: &[u8]) -> bool {
     let mut comment: Option<usize> = None;
     for line in text.split(|&b| b == b'\n') {
-        let at = indent(line);
+        let at = indent_of(line);
         let rest = &line[at..];
         if rest.is_empty() {
             continue;
@@ -491,9 +493,27 @@ fn may_hold_foot_comment(text: &[u8]) -> bool {
                 return true;
             }
         }
+        if comment_after_dash(rest) {
+            return true;
+        }
         comment = rest.starts_with(b"#").then_some(at);
     }
     comment.is_some()
+}
+
+/// Whether `line` (unindented) is one or more sequence entries' dashes
+/// with a comment and no value after them.
+fn comment_after_dash(mut line: &[u8]) -> bool {
+    let mut dashes = 0;
+    while let Some(after) = line.strip_prefix(b"- ") {
+        line = &after[indent_of(after)..];
+        dashes += 1;
+    }
+    dashes > 0 && line.starts_with(b"#")
+}
+
+fn indent_of(text: &[u8]) -> usize {
+    text.iter().take_while(|&&b| b == b' ').count()
 }
 
 /// Records that the tree of `key` is a render's fixed point, unless the
@@ -653,7 +673,7 @@ mod tests {
     }
 
     #[test]
-    fn foot_comments_are_seen() {
+    fn comments_kpt_moves_are_seen() {
         for (text, foot) in [
             ("a: 1\n# foot\n", true),
             ("a:\n  b: 1\n  # foot\nc: 2\n", true),
@@ -662,8 +682,15 @@ mod tests {
             ("a:\n  # head\n  b: 1 # line\n", false),
             ("a: |\n  # text\n  more\n", false),
             ("a: 1\n", false),
+            ("l:\n- # c\n  x: 1\n", true),
+            ("l:\n  - - # c\n      x\n", true),
+            ("l:\n- a # c\n- '# no'\n", false),
         ] {
-            assert_eq!(may_hold_foot_comment(text.as_bytes()), foot, "{text:?}");
+            assert_eq!(
+                may_hold_unsettled_comment(text.as_bytes()),
+                foot,
+                "{text:?}"
+            );
         }
     }
 
