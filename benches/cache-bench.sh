@@ -12,19 +12,22 @@
 #             best of three
 # with wall time and peak memory (/usr/bin/time).
 #
-# Usage: benches/cache-bench.sh [--builtins] [--no-kpt] [--dir DIR] [fanout depth resources]
+# Usage: benches/cache-bench.sh [--builtins] [--no-kpt] [--foot-comment] [--dir DIR] [fanout depth resources]
 # (default 4 4 20: 341 packages, 6,820 resources, every Kptfile running the
 # identity `exec: cat`; --builtins: set-namespace + set-labels built in,
 # which kpt cannot run here, so it implies --no-kpt; --dir: where the
 # work directory goes, default $TMPDIR or /tmp — `--dir /dev/shm` runs both
-# tools on tmpfs, out of reach of the disk's state, see docs/performance.md).
+# tools on tmpfs, out of reach of the disk's state, see docs/performance.md;
+# --foot-comment: one commented-out line after the last entry of a block,
+# in one resource of the deepest package, as real configs have them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-builtins= kpt=1 dir=${TMPDIR:-/tmp}
+builtins= kpt=1 foot= dir=${TMPDIR:-/tmp}
 while [ $# -gt 0 ]; do
   case "$1" in
     --builtins) builtins=1; kpt=; shift ;;
     --no-kpt) kpt=; shift ;;
+    --foot-comment) foot=1; shift ;;
     --dir) dir=$2; shift 2 ;;
     *) break ;;
   esac
@@ -40,6 +43,12 @@ krmgraph=$work/krmgraph-bin
 export KRMGRAPH_CACHE_DIR="$work/cache"
 . benches/monorepo-fns.sh
 target/release/gen-monorepo "$work/src" --fanout "$fanout" --depth "$depth" --resources "$resources" "${fns[@]}"
+if [ -n "$foot" ]; then
+  deepest=$(find "$work/src" -name Kptfile -printf '%d %h\n' | sort -n | tail -1 | cut -d' ' -f2)
+  commented=$(find "$deepest" -maxdepth 1 -name '*.yaml' | sort | sed -n 2p)
+  sed -i '0,/^\( *\)protocol: TCP$/s//&\n\1# hostPort: 80/' "$commented"
+  grep -c '# hostPort: 80' "$commented" >/dev/null || { echo "--foot-comment: no place for the comment"; exit 1; }
+fi
 
 measure() { # label, command...
   local label=$1; shift

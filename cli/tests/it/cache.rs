@@ -767,7 +767,9 @@ fn built_ins_known_fixed_points_render_what_an_uncached_render_does() {
 /// through an exec function adds a copy of each (a dash's comment settles
 /// after two). The cache must not take such a rendered tree for a fixed
 /// point: three renders in a row, each of the one before's output
-/// (`testdata/unsettled-comments`), give kpt's files every time. The foot
+/// (`testdata/unsettled-comments`), give kpt's files every time. Comments
+/// kpt leaves in place (`settled`) still let the cache skip the second
+/// and third. The foot
 /// comments also take the function boundary's per-run path
 /// (`fnruntime::echoed`), which CI's `KRMGRAPH_CHECK_DIRECT=1` checks
 /// against the whole list read back.
@@ -776,7 +778,7 @@ fn comments_kpt_moves_render_as_kpt_renders_them_each_time() {
     if !crate::util::kpt_available("comments_kpt_moves_render_as_kpt_renders_them_each_time") {
         return;
     }
-    for case in ["foot", "dash"] {
+    for case in ["foot", "dash", "settled"] {
         let tmp = tempfile::tempdir().unwrap();
         let cache = tmp.path().join("cache");
         let cache_text = cache.to_string_lossy().to_string();
@@ -798,6 +800,14 @@ fn comments_kpt_moves_render_as_kpt_renders_them_each_time() {
                 kpt.files == krmgraph.files,
                 "{case}, round {round}: the files differ from kpt's"
             );
+            // Comments kpt leaves in place keep a fixed point; foot
+            // comments never settle (a dash's comment does, after two).
+            let settled = krmgraph.stderr.contains("nothing to render");
+            match case {
+                "settled" => assert_eq!(settled, round > 1, "{case}, round {round}"),
+                "foot" => assert!(!settled, "{case}, round {round}"),
+                _ => {}
+            }
             kpt_src = work.join("kpt").join(case);
             krmgraph_src = work.join("krmgraph").join(case);
         }
