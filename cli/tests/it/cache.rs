@@ -127,18 +127,27 @@ fn a_rendered_tree_is_a_fixed_point() {
     assert_eq!(first.exit_code, 0, "{}", first.stderr);
     let rendered = tmp.path().join("c1/krmgraph/pkg");
     let before = runs(&counter);
+    // Renders the rendered tree again, in place, through the cache; with
+    // `held`, while the test holds the store.
+    let render_again = |label: &str, held: bool| {
+        let held = held
+            .then(|| krmgraph_cache::SledStore::open(&cache).expect("the test holds the store"));
+        let r = render_with_env(
+            "krmgraph",
+            &tmp.path().join(label),
+            &rendered,
+            &["--allow-exec"],
+            &[
+                ("COUNTER", &counter.to_string_lossy()),
+                ("KRMGRAPH_NO_CACHE", "0"),
+                ("KRMGRAPH_CACHE_DIR", &cache.to_string_lossy()),
+            ],
+        );
+        drop(held);
+        r
+    };
     // Without --results-dir the fixed point needs no log: nothing runs.
-    let again = render_with_env(
-        "krmgraph",
-        &tmp.path().join("c2"),
-        &rendered,
-        &["--allow-exec"],
-        &[
-            ("COUNTER", &counter.to_string_lossy()),
-            ("KRMGRAPH_NO_CACHE", "0"),
-            ("KRMGRAPH_CACHE_DIR", &cache.to_string_lossy()),
-        ],
-    );
+    let again = render_again("c2", false);
     assert_eq!(again.exit_code, 0, "{}", again.stderr);
     assert_eq!(
         runs(&counter),
@@ -155,23 +164,7 @@ fn a_rendered_tree_is_a_fixed_point() {
     );
     // The tree is marked as a fixed point: a no-op does not even open the
     // store, so one held by another process does not matter.
-    let no_op = |label: &str| {
-        let held = krmgraph_cache::SledStore::open(&cache).expect("the test holds the store");
-        let r = render_with_env(
-            "krmgraph",
-            &tmp.path().join(label),
-            &rendered,
-            &["--allow-exec"],
-            &[
-                ("COUNTER", &counter.to_string_lossy()),
-                ("KRMGRAPH_NO_CACHE", "0"),
-                ("KRMGRAPH_CACHE_DIR", &cache.to_string_lossy()),
-            ],
-        );
-        drop(held);
-        r
-    };
-    let marked = no_op("c2-held");
+    let marked = render_again("c2-held", true);
     assert_eq!(marked.exit_code, 0, "{}", marked.stderr);
     assert!(
         marked.stderr.contains("nothing to render") && !marked.stderr.contains("WARN"),
@@ -182,25 +175,15 @@ fn a_rendered_tree_is_a_fixed_point() {
     // Without the marks file, the store has the fixed point, and marks it
     // again.
     std::fs::remove_file(cache.join("marks")).unwrap();
-    let unmarked = no_op("c2-unmarked");
+    let unmarked = render_again("c2-unmarked", true);
     assert!(unmarked.stderr.contains("WARN"), "{}", unmarked.stderr);
     // (It rendered uncached.)
     let before = runs(&counter);
-    let again = render_with_env(
-        "krmgraph",
-        &tmp.path().join("c2-remarked"),
-        &rendered,
-        &["--allow-exec"],
-        &[
-            ("COUNTER", &counter.to_string_lossy()),
-            ("KRMGRAPH_NO_CACHE", "0"),
-            ("KRMGRAPH_CACHE_DIR", &cache.to_string_lossy()),
-        ],
-    );
+    let remarked = render_again("c2-remarked", false);
     assert!(
-        again.stderr.contains("nothing to render"),
+        remarked.stderr.contains("nothing to render"),
         "{}",
-        again.stderr
+        remarked.stderr
     );
     assert!(cache.join("marks").exists());
     assert_eq!(runs(&counter), before);

@@ -21,6 +21,7 @@ pub mod graph;
 mod hydrate;
 pub mod shortcut;
 pub mod stepcache;
+mod unsettled;
 
 pub use crate::package::SourcePosition;
 pub use bfs::{Order, BFS_ANNOTATION};
