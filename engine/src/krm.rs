@@ -58,7 +58,7 @@ pub fn annotation(resource: &Node, key: &str) -> Option<String> {
     rnode::get_annotation(resource, key)
         .ok()
         .flatten()
-        .map(|n| n.value.clone())
+        .map(|n| n.value.to_string())
 }
 
 /// The resource's file path (internal annotation first, then legacy).

@@ -155,12 +155,12 @@ fn parse_dump_line(line: &str) -> Result<(usize, Node), String> {
             let (v, n) = go_unquote(&rest[i..])?;
             i += n;
             match key.as_str() {
-                "tag" => node.tag = v,
-                "anchor" => node.anchor = v,
-                "value" | "alias" => node.value = v,
-                "head" => node.head_comment = v,
-                "line" => node.line_comment = v,
-                "foot" => node.foot_comment = v,
+                "tag" => node.tag = v.into(),
+                "anchor" => node.anchor = v.into(),
+                "value" | "alias" => node.value = v.into(),
+                "head" => node.head_comment = v.into(),
+                "line" => node.line_comment = v.into(),
+                "foot" => node.foot_comment = v.into(),
                 k => return Err(format!("unknown key {k}")),
             }
         } else {

@@ -160,13 +160,13 @@ fn scalar_value(rng: &mut Rng) -> String {
 
 fn comments(rng: &mut Rng, node: &mut Node) {
     if rng.chance(12) {
-        node.head_comment = rng.pick(COMMENTS).to_string();
+        node.head_comment = (*rng.pick(COMMENTS)).into();
     }
     if rng.chance(12) {
-        node.line_comment = rng.pick(COMMENTS).to_string();
+        node.line_comment = (*rng.pick(COMMENTS)).into();
     }
     if rng.chance(8) {
-        node.foot_comment = rng.pick(COMMENTS).to_string();
+        node.foot_comment = (*rng.pick(COMMENTS)).into();
     }
 }
 
@@ -174,8 +174,8 @@ fn gen(rng: &mut Rng, depth: usize, flow: bool) -> Node {
     let roll = rng.below(100);
     let mut node = if depth == 0 || roll < 55 {
         let mut n = Node::new(Kind::Scalar);
-        n.value = scalar_value(rng);
-        n.tag = rng.pick(TAGS).to_string();
+        n.value = scalar_value(rng).into();
+        n.tag = (*rng.pick(TAGS)).into();
         n.style = *rng.pick(&[
             Style::NONE,
             Style::NONE,
@@ -191,7 +191,8 @@ fn gen(rng: &mut Rng, depth: usize, flow: bool) -> Node {
         let mut n = Node::new(Kind::Alias);
         n.value = rng
             .pick(&["a1", "base", "x-y_z", "a1", "base", "bad name", ""])
-            .to_string();
+            .to_string()
+            .into();
         n
     } else {
         let mapping = roll < 82;
@@ -201,7 +202,7 @@ fn gen(rng: &mut Rng, depth: usize, flow: bool) -> Node {
             Node::sequence()
         };
         if rng.chance(10) {
-            n.tag = rng.pick(&["", "!custom", "!!map", "!!seq"]).to_string();
+            n.tag = (*rng.pick(&["", "!custom", "!!map", "!!seq"])).into();
         }
         let flow = flow || rng.chance(15);
         if flow {
@@ -219,7 +220,7 @@ fn gen(rng: &mut Rng, depth: usize, flow: bool) -> Node {
         n
     };
     if rng.chance(6) && node.kind != Kind::Alias {
-        node.anchor = rng.pick(&["a1", "base", "a1", "base", "é"]).to_string();
+        node.anchor = (*rng.pick(&["a1", "base", "a1", "base", "é"])).into();
     }
     comments(rng, &mut node);
     node
@@ -231,10 +232,10 @@ fn gen_doc(rng: &mut Rng) -> Node {
     if rng.chance(50) {
         let mut doc = Node::document(root);
         if rng.chance(30) {
-            doc.head_comment = rng.pick(COMMENTS).to_string();
+            doc.head_comment = (*rng.pick(COMMENTS)).into();
         }
         if rng.chance(20) {
-            doc.foot_comment = rng.pick(COMMENTS).to_string();
+            doc.foot_comment = (*rng.pick(COMMENTS)).into();
         }
         doc
     } else {

@@ -48,7 +48,7 @@ fn int(v: i64) -> Node {
     Node {
         kind: Kind::Scalar,
         tag: "!!int".into(),
-        value: v.to_string(),
+        value: v.to_string().into(),
         ..Node::default()
     }
 }

@@ -171,8 +171,8 @@ fn scalar() -> impl Strategy<Value = Node> {
     ];
     (text(), tags, styles).prop_map(|(value, tag, style)| Node {
         kind: Kind::Scalar,
-        tag: tag.unwrap_or_else(|| resolve_tag(&value)).to_string(),
-        value,
+        tag: tag.unwrap_or_else(|| resolve_tag(&value)).into(),
+        value: value.into(),
         style,
         ..Node::default()
     })
@@ -232,9 +232,9 @@ fn commented(node: impl Strategy<Value = Node>, odds: Odds) -> impl Strategy<Val
         comment(2, odds.foot),
     );
     (node, comments).prop_map(|(mut n, (head, line, foot))| {
-        n.head_comment = head;
-        n.line_comment = line;
-        n.foot_comment = foot;
+        n.head_comment = head.into();
+        n.line_comment = line.into();
+        n.foot_comment = foot.into();
         n
     })
 }
@@ -244,8 +244,8 @@ fn commented(node: impl Strategy<Value = Node>, odds: Odds) -> impl Strategy<Val
 /// comment before anything else is for the model to decline.
 fn key() -> impl Strategy<Value = Node> {
     (scalar(), comment(2, 3), comment(1, 8)).prop_map(|(mut k, head, line)| {
-        k.head_comment = head;
-        k.line_comment = line;
+        k.head_comment = head.into();
+        k.line_comment = line.into();
         k
     })
 }

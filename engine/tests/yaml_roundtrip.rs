@@ -82,9 +82,9 @@ fn comment() -> impl Strategy<Value = String> {
 
 fn with_comments(node: impl Strategy<Value = Node>) -> impl Strategy<Value = Node> {
     (node, comment(), comment()).prop_map(|(mut n, head, line)| {
-        n.head_comment = head;
+        n.head_comment = head.into();
         if n.kind == Kind::Scalar {
-            n.line_comment = line;
+            n.line_comment = line.into();
         }
         n
     })
@@ -210,7 +210,7 @@ proptest! {
         let parsed = parse_documents(&text).expect("emitted YAML parses");
         fn values(n: &Node, out: &mut Vec<(Kind, String)>) {
             if n.kind == Kind::Scalar || n.kind == Kind::Alias {
-                out.push((n.kind, n.value.clone()));
+                out.push((n.kind, n.value.to_string()));
             }
             n.content.iter().for_each(|c| values(c, out));
         }

@@ -67,7 +67,7 @@ fn read_config(expected: &Path) -> Result<CaseConfig, String> {
                 .collect();
             continue;
         }
-        let (key, value) = (&pair[0].value, pair[1].value.clone());
+        let (key, value) = (&pair[0].value, pair[1].value.to_string());
         let truthy = value == "true";
         match key.as_str() {
             "exitCode" => config.exit_code = value.parse().unwrap_or(0),

@@ -166,7 +166,7 @@ fn parse_item(node: &Node) -> ResultItem {
                 t.content
                     .chunks(2)
                     .filter(|p| p.len() == 2)
-                    .map(|p| (p[0].value.clone(), p[1].value.clone()))
+                    .map(|p| (p[0].value.to_string(), p[1].value.to_string()))
                     .collect()
             })
             .unwrap_or_default(),
@@ -176,7 +176,7 @@ fn parse_item(node: &Node) -> ResultItem {
 /// A scalar as its YAML text (kyaml's `RNode.String()`, trimmed).
 fn source_text(node: &Node) -> String {
     if node.kind != Kind::Scalar || node.style == crate::yaml::node::Style::NONE {
-        return node.value.clone();
+        return node.value.to_string();
     }
     let mut bare = node.clone();
     bare.head_comment.clear();
@@ -184,7 +184,7 @@ fn source_text(node: &Node) -> String {
     bare.foot_comment.clear();
     crate::yaml::encode::to_string(&bare, 2, true)
         .map(|t| t.trim_end_matches('\n').to_string())
-        .unwrap_or_else(|_| node.value.clone())
+        .unwrap_or_else(|_| node.value.to_string())
 }
 
 /// `match: []`: how go-yaml marshals a `*yaml.RNode` struct.
@@ -227,7 +227,7 @@ pub fn go_value(node: &Node) -> Node {
             let tag = short_tag(&node.tag).into_owned();
             let plain = |text: String, tag: &str| {
                 let mut n = Node::string(text);
-                n.tag = tag.to_string();
+                n.tag = tag.into();
                 n
             };
             if tag != "!!str" && !node.style.is_non_plain_scalar() {
@@ -291,7 +291,7 @@ fn field<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
 fn text(node: &Node, key: &str) -> String {
     field(node, key)
         .filter(|n| n.kind == Kind::Scalar)
-        .map(|n| n.value.clone())
+        .map(|n| n.value.to_string())
         .unwrap_or_default()
 }
 
@@ -424,7 +424,7 @@ fn is_base60_float(s: &str) -> bool {
 
 fn int_node(v: i64) -> Node {
     let mut n = Node::string(v.to_string());
-    n.tag = crate::yaml::node::tag::INT.to_string();
+    n.tag = crate::yaml::node::tag::INT.into();
     n
 }
 

@@ -136,7 +136,7 @@ impl<'a> Decoder<'a> {
 
     fn string(&mut self, node: &Node, go_name: &str) -> Value {
         if node.kind == Kind::Scalar {
-            return Value::Str(node.value.clone());
+            return Value::Str(node.value.to_string());
         }
         self.type_error(node, go_name);
         Value::Null

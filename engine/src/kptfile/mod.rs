@@ -281,7 +281,7 @@ fn is_nil_or_empty(node: &Node) -> bool {
 fn scalar_field(root: &Node, name: &str) -> Option<String> {
     mapping_value(root, name)
         .filter(|v| !is_nil_or_empty(v))
-        .map(|v| v.value.clone())
+        .map(|v| v.value.to_string())
 }
 
 fn from_value(v: &Value) -> Kptfile {

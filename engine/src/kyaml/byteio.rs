@@ -668,7 +668,7 @@ mod tests {
         // Items with head comments of their own, between others.
         for (i, head) in ["# one", "# two\n# lines", "#"].iter().enumerate() {
             let mut root = roots[i * 7].clone();
-            root.head_comment = head.to_string();
+            root.head_comment = (*head).into();
             roots.insert(i * 5 + 2, root);
         }
         let mut first = roots[30].clone();
@@ -677,7 +677,7 @@ mod tests {
         // Foot comments: on two items in a row, on the first item of a
         // list, and on a value nested in an item.
         for i in [21, 22, 25, 33] {
-            roots[i].foot_comment = format!("# foot of {i}");
+            roots[i].foot_comment = format!("# foot of {i}").into();
         }
         let nested = roots[41]
             .content

@@ -135,7 +135,7 @@ impl Entry {
 
 /// The style and tag of the migration id's key and value in `restored` (an
 /// output item kpt read back and restored): what [`less_ids`] gives them.
-pub type MigrationIdLook = [(Style, String); 2];
+pub type MigrationIdLook = [(Style, compact_str::CompactString); 2];
 
 /// [`MigrationIdLook`] of `restored`, which has the migration id.
 pub fn migration_id_look(restored: &Node) -> Option<MigrationIdLook> {
@@ -361,10 +361,10 @@ fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprints, Entry)>> {
             let (start, end) = (r.u32()? as usize, r.u32()? as usize);
             *value = (start..end, usize::from(r.take(1)?[0]));
         }
-        let mut echo: [(Style, String); 2] = Default::default();
+        let mut echo: MigrationIdLook = Default::default();
         for look in &mut echo {
             let style = Style(r.take(1)?[0]);
-            *look = (style, String::from_utf8(r.bytes()?.to_vec()).ok()?);
+            *look = (style, std::str::from_utf8(r.bytes()?).ok()?.into());
         }
         if !holds_together(&text, &values) {
             return None;
@@ -517,7 +517,7 @@ fn fingerprint(root: &Node) -> Option<(Fingerprints, [String; 3])> {
             return None;
         }
         skip[i] = value;
-        ids[i] = value.value.clone();
+        ids[i] = value.value.to_string();
     }
     Some((fingerprints_skipping(root, &skip), ids))
 }

@@ -444,12 +444,12 @@ impl<'a> Unmarshaler<'a> {
     /// go-yaml's `Node.ShortTag`.
     fn short_tag(&self, n: &Node) -> String {
         if n.indicated_string() {
-            return tag::STR.to_string();
+            return tag::STR.into();
         }
         if n.tag.is_empty() || n.tag == "!" {
             return match n.kind {
-                Kind::Mapping => tag::MAP.to_string(),
-                Kind::Sequence => tag::SEQ.to_string(),
+                Kind::Mapping => tag::MAP.into(),
+                Kind::Sequence => tag::SEQ.into(),
                 Kind::Alias => self
                     .alias_targets
                     .get(&(n as *const Node))
@@ -473,15 +473,15 @@ impl<'a> Unmarshaler<'a> {
     fn terror(&mut self, n: &Node, into: &str) {
         let tag_name = if n.tag.is_empty() {
             match n.kind {
-                Kind::Mapping => tag::MAP.to_string(),
-                Kind::Sequence => tag::SEQ.to_string(),
+                Kind::Mapping => tag::MAP.into(),
+                Kind::Sequence => tag::SEQ.into(),
                 _ => self.short_tag(n),
             }
         } else {
             short_tag_of(&n.tag)
         };
         let value = if tag_name == tag::SEQ || tag_name == tag::MAP {
-            n.value.clone()
+            n.value.to_string()
         } else if n.value.len() > 10 {
             let cut = (0..=7)
                 .rev()
@@ -506,13 +506,13 @@ fn collect_aliases<'a>(
     targets: &mut HashMap<*const Node, &'a Node>,
 ) {
     if n.kind == Kind::Alias {
-        if let Some(t) = anchors.get(&n.value) {
+        if let Some(t) = anchors.get(n.value.as_str()) {
             targets.insert(n as *const Node, t);
         }
         return;
     }
     if !n.anchor.is_empty() {
-        anchors.insert(n.anchor.clone(), n);
+        anchors.insert(n.anchor.to_string(), n);
     }
     for c in &n.content {
         collect_aliases(c, anchors, targets);

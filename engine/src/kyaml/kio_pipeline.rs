@@ -292,9 +292,9 @@ pub fn copy_comments_and_sync_order(inputs: &[Node], outputs: &mut [Node]) -> Re
 
 fn restore_one(ids: &HashMap<String, &Node>, node: &mut Node) -> Result<()> {
     let id = match rnode::get_annotation(node, ID_ANNOTATION)? {
-        Some(v) => v.value.clone(),
+        Some(v) => v.value.to_string(),
         None => match rnode::get_annotation(node, LEGACY_ID_ANNOTATION)? {
-            Some(v) => v.value.clone(),
+            Some(v) => v.value.to_string(),
             None => return Ok(()),
         },
     };

@@ -385,7 +385,7 @@ mod tests {
     #[test]
     fn comment_schemas() {
         let with = |c: &str| Node {
-            line_comment: c.to_string(),
+            line_comment: c.into(),
             ..Node::default()
         };
         assert!(comment_schema(&with("# a comment")).is_none());

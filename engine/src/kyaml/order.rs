@@ -83,7 +83,7 @@ pub(crate) fn rearrange_head_comment_of_seq_node(node: &mut Node) -> bool {
                     continue;
                 }
                 let head = std::mem::take(&mut item.content[0].head_comment);
-                item.head_comment = format!("{}\n{head}", item.head_comment);
+                item.head_comment = format!("{}\n{head}", item.head_comment).into();
             }
             changed
         }

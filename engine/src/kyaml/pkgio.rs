@@ -391,7 +391,7 @@ pub fn render_files(
     let paths = crate::par::each(&nodes, |node| {
         Ok::<_, KyamlError>(
             rnode::get_annotation(node, PATH_ANNOTATION)?
-                .map(|v| v.value.clone())
+                .map(|v| v.value.to_string())
                 .unwrap_or_default(),
         )
     })?;

@@ -9,6 +9,7 @@
 //! Deviation: kyaml's `IsYNodeZero` (a node whose Go `Kind` is 0) has no
 //! counterpart, since every [`Node`] has a kind.
 
+use compact_str::CompactString;
 use std::collections::BTreeMap;
 
 use super::yamlio::node_to_string;
@@ -61,7 +62,7 @@ pub fn kind_name(kind: Kind) -> &'static str {
 }
 
 /// A plain scalar without a tag (`NewScalarRNode`).
-pub fn new_scalar(value: impl Into<String>) -> Node {
+pub fn new_scalar(value: impl Into<CompactString>) -> Node {
     Node {
         kind: Kind::Scalar,
         value: value.into(),
@@ -71,8 +72,8 @@ pub fn new_scalar(value: impl Into<String>) -> Node {
 
 /// A `!!str` scalar (`NewStringRNode`, go-yaml's `SetString`): literal
 /// style when the text has a newline.
-pub fn new_string(value: impl Into<String>) -> Node {
-    let value = value.into();
+pub fn new_string(value: impl Into<CompactString>) -> Node {
+    let value: CompactString = value.into();
     let style = if value.contains('\n') {
         Style::LITERAL
     } else {
@@ -80,7 +81,7 @@ pub fn new_string(value: impl Into<String>) -> Node {
     };
     Node {
         kind: Kind::Scalar,
-        tag: tag::STR.to_string(),
+        tag: tag::STR.into(),
         value,
         style,
         ..Node::default()
@@ -169,7 +170,9 @@ pub fn wrong_kind(node: &Node, expected: Kind) -> KyamlError {
 /// `RNode.Fields`: the key names of a mapping, in order (duplicates kept).
 pub fn fields(node: &Node) -> Result<Vec<String>> {
     error_if_invalid(node, Kind::Mapping)?;
-    Ok(pairs(y_node(node)).map(|(k, _)| k.value.clone()).collect())
+    Ok(pairs(y_node(node))
+        .map(|(k, _)| k.value.to_string())
+        .collect())
 }
 
 /// Key/value pairs of a mapping's content.
@@ -339,11 +342,11 @@ impl FieldSetter {
         }
         rn.content.push(Node {
             kind: Kind::Scalar,
-            value: self.name,
+            value: self.name.into(),
             style: self.append_key_style,
-            head_comment: self.comments.head,
-            line_comment: self.comments.line,
-            foot_comment: self.comments.foot,
+            head_comment: self.comments.head.into(),
+            line_comment: self.comments.line.into(),
+            foot_comment: self.comments.foot.into(),
             ..Node::default()
         });
         rn.content.push(value);
@@ -572,7 +575,7 @@ pub fn get_annotations(node: &Node) -> BTreeMap<String, String> {
     }
     if let Some(i) = key_index(meta, ANNOTATIONS_FIELD) {
         for (k, v) in pairs(&meta.content[i + 1]) {
-            out.insert(k.value.clone(), v.value.clone());
+            out.insert(k.value.to_string(), v.value.to_string());
         }
     }
     out
@@ -885,7 +888,7 @@ pub fn sync_map_nodes_order(from: &Node, to: &mut Node) {
         value: if root.kind == Kind::Alias {
             std::mem::take(&mut root.value)
         } else {
-            String::new()
+            CompactString::default()
         },
         content,
     };
@@ -1013,7 +1016,7 @@ fn reorder_fields(root: &mut Node, order: &[String]) -> Vec<Node> {
     }
     let mut content = Vec::with_capacity(slots.len() * 2);
     for name in order {
-        if let Some((k, v)) = index.get(name).and_then(|&i| slots[i].take()) {
+        if let Some((k, v)) = index.get(name.as_str()).and_then(|&i| slots[i].take()) {
             content.push(k);
             content.push(v);
         }

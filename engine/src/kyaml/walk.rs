@@ -527,7 +527,7 @@ fn element_values(dest: &Node, origin: Option<&Node>, keys: &[String]) -> Vec<Ve
             let row: Vec<String> = keys
                 .iter()
                 .map(|k| match field(item, k) {
-                    Some(f) if !is_nil_or_empty(Some(f.value)) => y_node(f.value).value.clone(),
+                    Some(f) if !is_nil_or_empty(Some(f.value)) => y_node(f.value).value.to_string(),
                     _ => String::new(),
                 })
                 .collect();
@@ -544,8 +544,8 @@ fn element_primitive_values(dest: &Node, origin: Option<&Node>) -> Vec<Vec<Strin
     let mut seen: Vec<String> = Vec::new();
     for src in [Some(dest), origin].into_iter().flatten() {
         for item in &y_node(src).content {
-            if !seen.contains(&item.value) {
-                seen.push(item.value.clone());
+            if !seen.iter().any(|s| *s == item.value) {
+                seen.push(item.value.to_string());
             }
         }
     }
@@ -732,7 +732,7 @@ fn append_list_node(dest: &mut Node, items: &Node, keys: &[String]) -> Result<()
                 dest,
                 Some(elem.clone()),
                 &[String::new()],
-                std::slice::from_ref(&elem.value),
+                &[elem.value.to_string()],
             )?;
             continue;
         }
@@ -742,7 +742,7 @@ fn append_list_node(dest: &mut Node, items: &Node, keys: &[String]) -> Result<()
                 None
             } else {
                 error_if_invalid(elem, Kind::Mapping)?;
-                key_index(y_node(elem), key).map(|i| y_node(elem).content[i + 1].value.clone())
+                key_index(y_node(elem), key).map(|i| y_node(elem).content[i + 1].value.to_string())
             };
             match found {
                 Some(v) => values.push(v),

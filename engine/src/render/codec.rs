@@ -31,6 +31,7 @@
 
 use std::time::Duration;
 
+use compact_str::CompactString;
 use rayon::prelude::*;
 
 use crate::event::Event;
@@ -446,12 +447,17 @@ impl<'a> Decoder<'a> {
     }
 
     fn string(&mut self) -> Option<String> {
+        self.compact().map(String::from)
+    }
+
+    /// A string, kept inline when short (most of a node's are).
+    fn compact(&mut self) -> Option<CompactString> {
         let header = self.varint()?;
         let n = usize::try_from(header >> 1).ok()?;
         if header & 1 == 0 {
-            return self.text(n).map(str::to_owned);
+            return self.text(n).map(CompactString::from);
         }
-        let mut out = String::new();
+        let mut out = CompactString::default();
         for i in 0..n {
             if i > 0 {
                 out.push_str(&self.root.0);
@@ -469,15 +475,15 @@ impl<'a> Decoder<'a> {
         let kind = kind_of(self.byte()?)?;
         let style = Style(self.byte()?);
         let tag = match self.byte()? {
-            CUSTOM_TAG => self.string()?,
-            code => TAGS.get(usize::from(code))?.to_string(),
+            CUSTOM_TAG => self.compact()?,
+            code => CompactString::const_new(TAGS.get(usize::from(code))?),
         };
         let flags = self.byte()?;
-        let mut optional = |bit: u8| -> Option<String> {
+        let mut optional = |bit: u8| -> Option<CompactString> {
             if flags & (1 << bit) == 0 {
-                Some(String::new())
+                Some(CompactString::default())
             } else {
-                self.string()
+                self.compact()
             }
         };
         let value = optional(0)?;

@@ -37,6 +37,7 @@
 //! document does not fail an earlier call. [`unmarshal`] is
 //! `yaml.Unmarshal(in, &node)`.
 
+use compact_str::CompactString;
 use std::collections::HashSet;
 use std::fmt;
 
@@ -277,8 +278,8 @@ impl NodeParser {
 
     fn anchor(&mut self, n: &mut Node, anchor: &[u8]) {
         if !anchor.is_empty() {
-            n.anchor = str_of(anchor);
-            self.anchors.insert(n.anchor.clone());
+            n.anchor = str_of(anchor).into();
+            self.anchors.insert(n.anchor.to_string());
         }
     }
 
@@ -286,33 +287,33 @@ impl NodeParser {
         let mut style = Style::NONE;
         let tag = if !tag.is_empty() && tag != b"!" {
             style = Style::TAGGED;
-            short_tag(&string(tag)).into_owned()
+            CompactString::from(short_tag(&string(tag)))
         } else if !default_tag.is_empty() {
-            default_tag.to_string()
+            CompactString::from(default_tag)
         } else if kind == Kind::Scalar {
-            resolve_tag(&value).to_string()
+            CompactString::const_new(resolve_tag(&value))
         } else {
-            String::new()
+            CompactString::default()
         };
         Node {
             kind,
             style,
             tag,
-            value,
-            anchor: String::new(),
+            value: value.into(),
+            anchor: CompactString::default(),
             content: Vec::new(),
             line: self.event.start_mark.line + 1,
             column: self.event.start_mark.column + 1,
-            head_comment: string(std::mem::take(&mut self.event.head_comment)),
-            line_comment: string(std::mem::take(&mut self.event.line_comment)),
-            foot_comment: string(std::mem::take(&mut self.event.foot_comment)),
+            head_comment: string(std::mem::take(&mut self.event.head_comment)).into(),
+            line_comment: string(std::mem::take(&mut self.event.line_comment)).into(),
+            foot_comment: string(std::mem::take(&mut self.event.foot_comment)).into(),
         }
     }
 
     fn alias(&mut self) -> Result<Node, YamlError> {
         let name = str_of(&self.event.anchor);
         let n = self.node(Kind::Alias, "", Vec::new(), name);
-        if !self.anchors.contains(&n.value) {
+        if !self.anchors.contains(n.value.as_str()) {
             return Err(YamlError::failf(format!(
                 "unknown anchor '{}' referenced",
                 n.value
@@ -451,7 +452,8 @@ impl NodeParser {
                             _ => unreachable!("top frame is a document"),
                         };
                         if self.peek()? == EventType::DocumentEnd {
-                            n.foot_comment = string(std::mem::take(&mut self.event.foot_comment));
+                            n.foot_comment =
+                                string(std::mem::take(&mut self.event.foot_comment)).into();
                         }
                         self.expect(EventType::DocumentEnd)?;
                         done = n;
@@ -492,7 +494,7 @@ impl NodeParser {
                             let key = children.len() - 2;
                             if children[key].foot_comment.is_empty() {
                                 children[key].foot_comment =
-                                    string(std::mem::take(&mut self.event.foot_comment));
+                                    string(std::mem::take(&mut self.event.foot_comment)).into();
                             }
                             self.expect(EventType::TailComment)?;
                         }
@@ -529,8 +531,8 @@ impl NodeParser {
             },
             _ => unreachable!("top frame is a collection"),
         };
-        n.line_comment = string(std::mem::take(&mut self.event.line_comment));
-        n.foot_comment = string(std::mem::take(&mut self.event.foot_comment));
+        n.line_comment = string(std::mem::take(&mut self.event.line_comment)).into();
+        n.foot_comment = string(std::mem::take(&mut self.event.foot_comment)).into();
         if n.kind == Kind::Mapping
             && !n.style.has(Style::FLOW)
             && !n.foot_comment.is_empty()

@@ -4,6 +4,8 @@
 //! that the parser and emitter ported from go-yaml produce and consume exactly
 //! what kyaml (and therefore kpt) sees.
 
+use compact_str::CompactString;
+
 /// What a node is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Kind {
@@ -99,20 +101,20 @@ pub struct Node {
     pub style: Style,
     /// Short tag (`!!str`, `!!map`, `!custom`). After parsing it is always
     /// the resolved tag, even when the source had none.
-    pub tag: String,
+    pub tag: CompactString,
     /// Scalar text, or the anchor name an alias refers to.
-    pub value: String,
+    pub value: CompactString,
     /// Anchor defined on this node (`&name`), empty if none.
-    pub anchor: String,
+    pub anchor: CompactString,
     /// Children: the root of a document, the items of a sequence, or keys
     /// and values alternating in a mapping.
     pub content: Vec<Node>,
     /// Comment lines directly above the node, with their `#`.
-    pub head_comment: String,
+    pub head_comment: CompactString,
     /// Comment at the end of the node's line, with its `#`.
-    pub line_comment: String,
+    pub line_comment: CompactString,
     /// Comment lines below the node, with their `#`.
-    pub foot_comment: String,
+    pub foot_comment: CompactString,
     /// 1-based line in the source, 0 for nodes built in memory.
     pub line: usize,
     /// 1-based column in the source, 0 for nodes built in memory.
@@ -129,10 +131,10 @@ impl Node {
     }
 
     /// A plain `!!str` scalar.
-    pub fn string(value: impl Into<String>) -> Node {
+    pub fn string(value: impl Into<CompactString>) -> Node {
         Node {
             kind: Kind::Scalar,
-            tag: tag::STR.to_string(),
+            tag: tag::STR.into(),
             value: value.into(),
             ..Node::default()
         }
@@ -142,7 +144,7 @@ impl Node {
     pub fn mapping() -> Node {
         Node {
             kind: Kind::Mapping,
-            tag: tag::MAP.to_string(),
+            tag: tag::MAP.into(),
             ..Node::default()
         }
     }
@@ -151,7 +153,7 @@ impl Node {
     pub fn sequence() -> Node {
         Node {
             kind: Kind::Sequence,
-            tag: tag::SEQ.to_string(),
+            tag: tag::SEQ.into(),
             ..Node::default()
         }
     }

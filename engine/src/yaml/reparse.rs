@@ -314,7 +314,7 @@ fn apply(node: &mut Node, place: Place, scalars: &mut impl Iterator<Item = (Styl
             if let Some((style, tag)) = scalars.next() {
                 node.style = style;
                 if node.tag != tag {
-                    node.tag = tag.to_string();
+                    node.tag = tag.into();
                 }
             }
         }
@@ -323,7 +323,7 @@ fn apply(node: &mut Node, place: Place, scalars: &mut impl Iterator<Item = (Styl
             node.style = if flow { Style::FLOW } else { Style::NONE };
             let tag = default_tag(node);
             if node.tag != tag {
-                node.tag = tag.to_string();
+                node.tag = tag.into();
             }
             let (key, value) = child_places(flow);
             if node.kind == Kind::Sequence {
@@ -469,7 +469,7 @@ mod tests {
         assert!(plan.changes_nothing_except(&parsed, &[]));
         // A key set by kio.Pipeline's setter has no tag until read back.
         let mut set = parsed.clone();
-        set.content[0].content[0].tag = String::new();
+        set.content[0].content[0].tag = Default::default();
         let plan = Restyle::keeping_comments(&set).unwrap();
         assert!(!plan.changes_nothing_except(&set, &[]));
         let key: *const Node = &set.content[0].content[0];

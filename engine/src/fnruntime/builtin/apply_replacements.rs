@@ -334,7 +334,7 @@ pub fn decode(config: Option<&Node>) -> Result<Vec<Replacement>, String> {
         };
         let source_value = rnode::field_value(r, "sourceValue")
             .filter(|v| v.kind == Kind::Scalar && v.tag != crate::yaml::node::tag::NULL)
-            .map(|v| v.value.clone());
+            .map(|v| v.value.to_string());
         let targets = match rnode::field_value(r, "targets") {
             Some(t) if t.kind == Kind::Sequence => {
                 let mut targets = Vec::new();
@@ -349,7 +349,7 @@ pub fn decode(config: Option<&Node>) -> Result<Vec<Replacement>, String> {
                             .collect(),
                         field_paths: items(rnode::field_value(t, "fieldPaths"))
                             .iter()
-                            .map(|p| p.value.clone())
+                            .map(|p| p.value.to_string())
                             .collect(),
                         options: options(t)?,
                     });
@@ -479,7 +479,7 @@ fn get_replacement(nodes: &[Node], r: &Replacement) -> Result<Node, String> {
                 o.index, value.value
             ));
         };
-        value.value = part.to_string();
+        value.value = (*part).into();
     }
     Ok(value)
 }
@@ -728,7 +728,7 @@ fn set_field_value(
         } else {
             parts[o.index as usize] = v;
         }
-        value.value = parts.join(&o.delimiter);
+        value.value = parts.join(&o.delimiter).into();
     }
     if generation == Generation::Latest && target.kind == Kind::Scalar {
         target.value = value.value;
@@ -797,7 +797,7 @@ fn path_matcher(
                 m.content = vec![
                     Node {
                         kind: Kind::Scalar,
-                        value: field.to_string(),
+                        value: field.into(),
                         ..Node::default()
                     },
                     value,

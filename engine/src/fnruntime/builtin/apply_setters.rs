@@ -176,7 +176,7 @@ impl Visitor for ApplySetters {
         if value.is_empty() {
             node.style = Style::DOUBLE_QUOTED;
         }
-        node.value = value;
+        node.value = value.into();
         node.tag.clear();
         let value = node.value.clone();
         self.record(path, &value);

@@ -71,7 +71,7 @@ impl CreateSetters {
             let parsed = crate::yaml::unmarshal(value.as_bytes()).ok().flatten();
             match parsed.as_ref().map(crate::kyaml::rnode::y_node) {
                 Some(seq) if seq.kind == Kind::Sequence => {
-                    let values = seq.content.iter().map(|n| n.value.clone()).collect();
+                    let values = seq.content.iter().map(|n| n.value.to_string()).collect();
                     cs.array_setters.push((name, values));
                 }
                 _ => cs.setters.push((name, value)),
@@ -164,9 +164,9 @@ impl Visitor for CreateSetters {
                 unreachable!("a mapping pair")
             };
             if value.style.has(Style::FLOW) {
-                value.line_comment = comment;
+                value.line_comment = comment.into();
             } else {
-                key.line_comment = comment;
+                key.line_comment = comment.into();
             }
             let field_path = format!("{path}.{}", key.value);
             self.record(&field_path, &pattern, &shown);
@@ -178,7 +178,7 @@ impl Visitor for CreateSetters {
         let Some(pattern) = self.line_comment(&node.value) else {
             return Ok(());
         };
-        node.line_comment = format!("{SETTER_COMMENT}{pattern}");
+        node.line_comment = format!("{SETTER_COMMENT}{pattern}").into();
         let value = node.value.clone();
         self.record(path, &pattern, &value);
         Ok(())

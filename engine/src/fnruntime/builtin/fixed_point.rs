@@ -236,7 +236,7 @@ fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprint, Known)>> {
                 let mut look: MigrationIdLook = Default::default();
                 for (style, tag) in &mut look {
                     *style = Style(r.take(1)?[0]);
-                    *tag = String::from_utf8(r.bytes()?.to_vec()).ok()?;
+                    *tag = std::str::from_utf8(r.bytes()?).ok()?.into();
                 }
                 Some(look)
             }

@@ -304,13 +304,13 @@ impl Visitor for SearchReplace {
         let new_value = (!self.put_value.is_empty()).then(|| expand(&self.put_value));
         let new_comment = (!self.put_comment.is_empty()).then(|| expand(&self.put_comment));
         if let Some(v) = new_value {
-            node.value = v;
+            node.value = v.into();
         }
         if let Some(c) = new_comment {
             node.line_comment = if c.starts_with('#') {
-                c
+                c.into()
             } else {
-                format!("# {c}")
+                format!("# {c}").into()
             };
         }
         let message = if self.put_value.is_empty() && self.put_comment.is_empty() {

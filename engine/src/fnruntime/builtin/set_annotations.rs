@@ -133,7 +133,7 @@ impl Config {
         if let Some(map) = rnode::field_value(config, map_field) {
             for (k, v) in rnode::pairs(rnode::y_node(map)) {
                 cfg.annotations
-                    .insert(k.value.clone(), rnode::get_value(Some(v)).to_string());
+                    .insert(k.value.to_string(), rnode::get_value(Some(v)).to_string());
             }
         }
         if map_field == "annotations" {

@@ -107,7 +107,7 @@ pub fn decode(config: Option<&Node>) -> Result<BTreeMap<String, String>, String>
     }
     let mut labels = BTreeMap::new();
     for (k, v) in map.into_iter().flat_map(rnode::pairs) {
-        labels.insert(k.value.clone(), rnode::get_value(Some(v)).to_string());
+        labels.insert(k.value.to_string(), rnode::get_value(Some(v)).to_string());
     }
     Ok(labels)
 }

@@ -40,7 +40,7 @@ pub fn string_map(node: Option<&Node>) -> Vec<(String, String)> {
     node.map(rnode::y_node)
         .map(|n| {
             rnode::pairs(n)
-                .map(|(k, v)| (k.value.clone(), rnode::get_value(Some(v)).to_string()))
+                .map(|(k, v)| (k.value.to_string(), rnode::get_value(Some(v)).to_string()))
                 .collect()
         })
         .unwrap_or_default()

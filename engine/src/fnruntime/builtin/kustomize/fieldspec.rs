@@ -237,7 +237,7 @@ impl Walk<'_> {
         let null_kind = create.or(is_seq.then_some((Kind::Sequence, "")));
         if let (true, Some((kind, tag))) = (value.tag == tag::NULL, null_kind) {
             value.kind = kind;
-            value.tag = tag.to_string();
+            value.tag = tag.into();
         }
         self.filter(value, rest)
     }

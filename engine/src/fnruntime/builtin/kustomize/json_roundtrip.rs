@@ -156,8 +156,8 @@ fn to_node(value: &Value) -> Node {
 fn scalar(tag: &str, value: &str) -> Node {
     Node {
         kind: Kind::Scalar,
-        tag: tag.to_string(),
-        value: value.to_string(),
+        tag: tag.into(),
+        value: value.into(),
         ..Node::default()
     }
 }

@@ -57,7 +57,7 @@ impl Config {
 /// The scalar value at `path`, empty when missing or not a scalar.
 fn scalar_at(node: &Node, path: &[&str]) -> String {
     match rnode::lookup(node, path) {
-        Ok(Some(n)) if n.kind == Kind::Scalar => n.value.clone(),
+        Ok(Some(n)) if n.kind == Kind::Scalar => n.value.to_string(),
         _ => String::new(),
     }
 }

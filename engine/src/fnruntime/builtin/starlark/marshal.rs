@@ -75,8 +75,8 @@ pub fn to_node(value: Value) -> Result<Node, MarshalError> {
 fn scalar(value: &str, tag: &str) -> Node {
     Node {
         kind: Kind::Scalar,
-        tag: tag.to_string(),
-        value: value.to_string(),
+        tag: tag.into(),
+        value: value.into(),
         ..Node::default()
     }
 }
