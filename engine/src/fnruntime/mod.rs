@@ -710,12 +710,12 @@ fn echo_windows(
     }
     let mut windows = Vec::new();
     let mut start = 0;
-    for len in byteio::runs_to_end(input) {
-        let run = start..start + len;
-        if plans[run.clone()].iter().any(Option::is_none) {
-            windows.push(run);
+    for run in byteio::runs_to_end(input) {
+        let window = start..start + run.len;
+        if plans[window.clone()].iter().any(Option::is_none) {
+            windows.push(window);
         }
-        start += len;
+        start += run.len;
     }
     let outputs: Vec<Vec<Node>> = windows
         .par_iter()
@@ -746,11 +746,11 @@ fn echo_windows(
 fn foot_comment_runs(items: &[Node]) -> Vec<std::ops::Range<usize>> {
     let mut runs = Vec::new();
     let mut start = 0;
-    for len in byteio::runs_to_end(items) {
-        if len > 1 || byteio::has_foot_comment(&items[start]) {
-            runs.push(start..start + len);
+    for run in byteio::runs_to_end(items) {
+        if run.has_foot_comment {
+            runs.push(start..start + run.len);
         }
-        start += len;
+        start += run.len;
     }
     runs
 }

@@ -577,25 +577,39 @@ pub(crate) fn runs(roots: &[Node]) -> Option<Vec<usize>> {
     if roots.last().is_none_or(has_foot_comment) {
         return None;
     }
-    Some(runs_to_end(roots))
+    Some(runs_to_end(roots).iter().map(|run| run.len).collect())
+}
+
+/// One of [`runs_to_end`]'s runs.
+pub(crate) struct Run {
+    /// How many items it holds.
+    pub len: usize,
+    /// Whether any of them has a foot comment.
+    pub has_foot_comment: bool,
 }
 
 /// [`runs`], the last run ending with the list, foot comment or not.
-pub(crate) fn runs_to_end(roots: &[Node]) -> Vec<usize> {
+pub(crate) fn runs_to_end(roots: &[Node]) -> Vec<Run> {
     let feet: Vec<bool> = roots.par_iter().map(has_foot_comment).collect();
-    let mut lengths = Vec::new();
+    let mut runs = Vec::new();
     let mut len = 0;
-    for foot in feet {
+    for (i, &foot) in feet.iter().enumerate() {
         len += 1;
         if !foot {
-            lengths.push(len);
+            let has_foot_comment = len > 1;
+            runs.push(Run {
+                len,
+                has_foot_comment,
+            });
             len = 0;
+        } else if i + 1 == feet.len() {
+            runs.push(Run {
+                len,
+                has_foot_comment: true,
+            });
         }
     }
-    if len > 0 {
-        lengths.push(len);
-    }
-    lengths
+    runs
 }
 
 /// Whether `text` starts with a list item, after the item's own head
@@ -660,6 +674,23 @@ mod tests {
             }
         }
         roots
+    }
+
+    #[test]
+    fn runs_end_with_an_item_without_a_foot_comment() {
+        let item = |foot: &str| {
+            let mut n = Node::mapping();
+            n.foot_comment = foot.into();
+            n
+        };
+        let roots = [item(""), item("# a"), item(""), item(""), item("# b")];
+        let flags: Vec<(usize, bool)> = runs_to_end(&roots)
+            .iter()
+            .map(|run| (run.len, run.has_foot_comment))
+            .collect();
+        assert_eq!(flags, [(1, false), (2, true), (1, false), (1, true)]);
+        assert_eq!(runs(&roots), None, "the last item's foot is the list's");
+        assert_eq!(runs(&roots[..4]), Some(vec![1, 2, 1]));
     }
 
     #[test]
