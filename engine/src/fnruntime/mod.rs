@@ -459,8 +459,8 @@ impl FunctionRunner {
         function_config: Option<&Node>,
     ) -> Option<Result<builtin::direct::Output, FnError>> {
         let step = fixed_point::Step::new(image, builtin.version, function_config);
-        let lookups = fixed_point::classify(&step, input);
-        let runs = foot_comment_runs(input);
+        let (lookups, feet) = fixed_point::classify(&step, input);
+        let runs = foot_comment_runs(&feet);
         let mut given: Vec<Option<Node>> = vec![None; input.len()];
         let outputs: Vec<Vec<Node>> = runs
             .par_iter()
@@ -736,17 +736,17 @@ fn echo_windows(
     Some(read_back)
 }
 
-/// The runs of `items` that hold a foot comment ([`byteio::runs_to_end`]),
-/// by position: the emitter writes an item's foot comment into the next
+/// The runs of a list's items that hold a foot comment
+/// ([`byteio::runs_to_end`]; `feet` says which items have one), by position: the emitter writes an item's foot comment into the next
 /// item's text, and nothing else passes from one item's text to the next,
 /// so such a run reads back alone as it does within the list. (The last
 /// run may end with a foot comment, which the list's text after the items
 /// holds: read alone, a run is given the same functionConfig, so that text
 /// is the same too.)
-fn foot_comment_runs(items: &[Node]) -> Vec<std::ops::Range<usize>> {
+fn foot_comment_runs(feet: &[bool]) -> Vec<std::ops::Range<usize>> {
     let mut runs = Vec::new();
     let mut start = 0;
-    for run in byteio::runs_to_end(items) {
+    for run in byteio::runs_of_feet(feet) {
         if run.has_foot_comment {
             runs.push(start..start + run.len);
         }

@@ -591,6 +591,11 @@ pub(crate) struct Run {
 /// [`runs`], the last run ending with the list, foot comment or not.
 pub(crate) fn runs_to_end(roots: &[Node]) -> Vec<Run> {
     let feet: Vec<bool> = roots.par_iter().map(has_foot_comment).collect();
+    runs_of_feet(&feet)
+}
+
+/// [`runs_to_end`] of items of which `feet` says which have a foot comment.
+pub(crate) fn runs_of_feet(feet: &[bool]) -> Vec<Run> {
     let mut runs = Vec::new();
     let mut len = 0;
     for (i, &foot) in feet.iter().enumerate() {

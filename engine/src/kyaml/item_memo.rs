@@ -519,21 +519,29 @@ fn fingerprint(root: &Node) -> Option<(Fingerprints, [String; 3])> {
         skip[i] = value;
         ids[i] = value.value.to_string();
     }
-    Some((fingerprints_skipping(root, &skip), ids))
+    Some((fingerprints_skipping(root, &skip).0, ids))
 }
 
 /// An item's fingerprint as [`item_text`] takes it (see the module doc),
 /// with the values of the `skip` nodes left out (their kind, style and tag
 /// are kept).
 pub fn fingerprint_skipping(node: &Node, skip: &[*const Node]) -> Fingerprint {
-    fingerprints_skipping(node, skip).item
+    fingerprints_skipping(node, skip).0.item
 }
 
-fn fingerprints_skipping(node: &Node, skip: &[*const Node]) -> Fingerprints {
+/// [`fingerprint_skipping`], and whether any node of `node` has a foot
+/// comment (found on the same walk).
+pub fn fingerprint_and_foot(node: &Node, skip: &[*const Node]) -> (Fingerprint, bool) {
+    let (fingerprints, foot) = fingerprints_skipping(node, skip);
+    (fingerprints.item, foot)
+}
+
+fn fingerprints_skipping(node: &Node, skip: &[*const Node]) -> (Fingerprints, bool) {
     let mut feed = Feed {
         bytes: Vec::with_capacity(4096),
         untagged: Vec::new(),
         nodes: 0,
+        foot: false,
         skip,
     };
     feed.node(node);
@@ -544,7 +552,7 @@ fn fingerprints_skipping(node: &Node, skip: &[*const Node]) -> Fingerprints {
         item.update(&ordinal.to_le_bytes());
     }
     let item = *item.finalize().as_bytes();
-    Fingerprints { text, item }
+    (Fingerprints { text, item }, feed.foot)
 }
 
 /// The keys and values of the ids' annotations of `root` (an item's
@@ -592,6 +600,8 @@ struct Feed<'s> {
     /// written alike with, having none.
     untagged: Vec<u32>,
     nodes: u32,
+    /// Whether a node fed so far has a foot comment.
+    foot: bool,
     /// The nodes whose values are left out (the ids' values).
     skip: &'s [*const Node],
 }
@@ -608,6 +618,7 @@ impl Feed<'_> {
             None => node.tag.as_str(),
         };
         self.nodes += 1;
+        self.foot |= !node.foot_comment.is_empty();
         let strings = [
             tag,
             value,

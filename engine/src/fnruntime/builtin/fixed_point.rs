@@ -37,7 +37,7 @@ use crate::kyaml::kioutil::{
     ID_ANNOTATION, INTERNAL_ANNOTATIONS_MIGRATION_RESOURCE_ID_ANNOTATION as MIGRATION_ID,
     LEGACY_ID_ANNOTATION, LEGACY_PATH_ANNOTATION, PATH_ANNOTATION,
 };
-use crate::kyaml::rnode;
+use crate::kyaml::{byteio, rnode};
 use crate::yaml::node::tag;
 use crate::yaml::resolve::resolve_tag;
 use crate::yaml::{Kind, Node, Style};
@@ -83,11 +83,18 @@ impl Step {
     /// where an annotation that varies has a value the key cannot leave
     /// out.
     pub fn key(&self, item: &Node) -> Option<Fingerprint> {
+        self.key_and_foot(item).map(|(key, _)| key)
+    }
+
+    /// [`Step::key`], and whether `item` has a foot comment, found on the
+    /// walk that keys it.
+    fn key_and_foot(&self, item: &Node) -> Option<(Fingerprint, bool)> {
         let skip = varying_values(rnode::y_node(item))?;
+        let (fingerprint, foot) = item_memo::fingerprint_and_foot(item, &skip);
         let mut hasher = blake3::Hasher::new();
         hasher.update(&self.0);
-        hasher.update(&item_memo::fingerprint_skipping(item, &skip));
-        Some(*hasher.finalize().as_bytes())
+        hasher.update(&fingerprint);
+        Some((*hasher.finalize().as_bytes(), foot))
     }
 }
 
@@ -325,19 +332,20 @@ fn same_less_ids(input: &Node, output: &Node, depth: Depth) -> bool {
 }
 
 /// Which items of `input` are known fixed points of `step` (`Some`), and
-/// the keys of the others (`None` where an item has none).
-pub fn classify(step: &Step, input: &[Node]) -> Vec<Lookup> {
+/// the keys of the others (`None` where an item has none); and which items
+/// have a foot comment.
+pub fn classify(step: &Step, input: &[Node]) -> (Vec<Lookup>, Vec<bool>) {
     use rayon::prelude::*;
     input
         .par_iter()
-        .map(|item| match step.key(item) {
-            None => Lookup::Unkeyed,
-            Some(key) => match lookup(&key) {
-                Some(known) => Lookup::Known(known),
-                None => Lookup::Unknown(key),
+        .map(|item| match step.key_and_foot(item) {
+            None => (Lookup::Unkeyed, byteio::has_foot_comment(item)),
+            Some((key, foot)) => match lookup(&key) {
+                Some(known) => (Lookup::Known(known), foot),
+                None => (Lookup::Unknown(key), foot),
             },
         })
-        .collect()
+        .unzip()
 }
 
 /// What [`classify`] says of one item.
