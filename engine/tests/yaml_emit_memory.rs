@@ -23,11 +23,11 @@ fn s(v: &str) -> Node {
 }
 
 fn scalar(tag: &str, v: &str) -> Node {
-    Node {
-        kind: Kind::Scalar,
-        tag: tag.into(),
-        value: v.into(),
-        ..Node::default()
+    {
+        let mut n = Node::new(Kind::Scalar);
+        n.tag = tag.into();
+        n.value = v.into();
+        n
     }
 }
 
@@ -92,8 +92,8 @@ fn dump(node: &Node, depth: usize, out: &mut String) {
         node.style.0,
         quote(&node.tag)
     ));
-    if !node.anchor.is_empty() {
-        out.push_str(&format!(" anchor={}", quote(&node.anchor)));
+    if !node.anchor().is_empty() {
+        out.push_str(&format!(" anchor={}", quote(node.anchor())));
     }
     match node.kind {
         Kind::Scalar => out.push_str(&format!(" value={}", quote(&node.value))),
@@ -101,9 +101,9 @@ fn dump(node: &Node, depth: usize, out: &mut String) {
         _ => {}
     }
     for (key, c) in [
-        ("head", &node.head_comment),
-        ("line", &node.line_comment),
-        ("foot", &node.foot_comment),
+        ("head", &node.head_comment()),
+        ("line", &node.line_comment()),
+        ("foot", &node.foot_comment()),
     ] {
         if !c.is_empty() {
             out.push_str(&format!(" {key}={}", quote(c)));
@@ -425,21 +425,21 @@ fn indentation_settings() {
 #[test]
 fn comments_set_by_code() {
     let mut name = s("name");
-    name.head_comment = "head of name".into();
+    name.set_head_comment("head of name");
     let mut value = s("app");
-    value.line_comment = "# kpt-set: ${name}".into();
+    value.set_line_comment("# kpt-set: ${name}");
     let mut added = s("added");
-    added.head_comment = "# line one\n# line two".into();
-    added.foot_comment = "# foot of added key".into();
+    added.set_head_comment("# line one\n# line two");
+    added.set_foot_comment("# foot of added key");
     let mut list = seq(vec![s("a"), s("b")]);
     // go-yaml puts a sequence's line comment on SEQUENCE-END, where a block
     // sequence never writes it: it is lost.
-    list.line_comment = "# seq line".into();
-    list.content[1].foot_comment = "# foot of b".into();
+    list.set_line_comment("# seq line");
+    list.content[1].set_foot_comment("# foot of b");
     let mut m = map(vec![(name, value), (added, s("x")), kv("list", list)]);
-    m.foot_comment = "# end".into();
+    m.set_foot_comment("# end");
     let mut doc = Node::document(m);
-    doc.head_comment = "# Copyright".into();
+    doc.set_head_comment("# Copyright");
     check(
         &doc,
         true,
@@ -465,11 +465,11 @@ list:
 #[test]
 fn anchors_and_aliases() {
     let mut base = map(vec![kv("a", s("1"))]);
-    base.anchor = "base".into();
-    let alias = Node {
-        kind: Kind::Alias,
-        value: "base".into(),
-        ..Node::default()
+    base.set_anchor("base");
+    let alias = {
+        let mut n = Node::new(Kind::Alias);
+        n.value = "base".into();
+        n
     };
     let merge = scalar("!!merge", "<<");
     let m = map(vec![
@@ -524,7 +524,7 @@ fn errors_carry_go_yaml_messages() {
     // A document node with nothing in it (but a comment, so it is not the
     // zero node).
     let mut empty_doc = Node::new(Kind::Document);
-    empty_doc.head_comment = "# x".into();
+    empty_doc.set_head_comment("# x");
     check(
         &empty_doc,
         true,
@@ -537,7 +537,7 @@ fn errors_carry_go_yaml_messages() {
         "ENCODE ERROR: yaml: alias value must not be empty\n",
     );
     let mut bad_anchor = s("x");
-    bad_anchor.anchor = "a b".into();
+    bad_anchor.set_anchor("a b");
     check(
         &bad_anchor,
         true,

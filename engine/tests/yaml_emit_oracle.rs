@@ -156,11 +156,11 @@ fn parse_dump_line(line: &str) -> Result<(usize, Node), String> {
             i += n;
             match key.as_str() {
                 "tag" => node.tag = v.into(),
-                "anchor" => node.anchor = v.into(),
+                "anchor" => node.set_anchor(v),
                 "value" | "alias" => node.value = v.into(),
-                "head" => node.head_comment = v.into(),
-                "line" => node.line_comment = v.into(),
-                "foot" => node.foot_comment = v.into(),
+                "head" => node.set_head_comment(v),
+                "line" => node.set_line_comment(v),
+                "foot" => node.set_foot_comment(v),
                 k => return Err(format!("unknown key {k}")),
             }
         } else {

@@ -160,13 +160,13 @@ fn scalar_value(rng: &mut Rng) -> String {
 
 fn comments(rng: &mut Rng, node: &mut Node) {
     if rng.chance(12) {
-        node.head_comment = (*rng.pick(COMMENTS)).into();
+        node.set_head_comment(*rng.pick(COMMENTS));
     }
     if rng.chance(12) {
-        node.line_comment = (*rng.pick(COMMENTS)).into();
+        node.set_line_comment(*rng.pick(COMMENTS));
     }
     if rng.chance(8) {
-        node.foot_comment = (*rng.pick(COMMENTS)).into();
+        node.set_foot_comment(*rng.pick(COMMENTS));
     }
 }
 
@@ -220,7 +220,7 @@ fn gen(rng: &mut Rng, depth: usize, flow: bool) -> Node {
         n
     };
     if rng.chance(6) && node.kind != Kind::Alias {
-        node.anchor = (*rng.pick(&["a1", "base", "a1", "base", "é"])).into();
+        node.set_anchor(*rng.pick(&["a1", "base", "a1", "base", "é"]));
     }
     comments(rng, &mut node);
     node
@@ -232,10 +232,10 @@ fn gen_doc(rng: &mut Rng) -> Node {
     if rng.chance(50) {
         let mut doc = Node::document(root);
         if rng.chance(30) {
-            doc.head_comment = (*rng.pick(COMMENTS)).into();
+            doc.set_head_comment(*rng.pick(COMMENTS));
         }
         if rng.chance(20) {
-            doc.foot_comment = (*rng.pick(COMMENTS)).into();
+            doc.set_foot_comment(*rng.pick(COMMENTS));
         }
         doc
     } else {
@@ -276,8 +276,8 @@ fn dump(node: &Node, depth: usize, out: &mut String) {
         node.style.0,
         quote(&node.tag)
     ));
-    if !node.anchor.is_empty() {
-        out.push_str(&format!(" anchor={}", quote(&node.anchor)));
+    if !node.anchor().is_empty() {
+        out.push_str(&format!(" anchor={}", quote(node.anchor())));
     }
     match node.kind {
         Kind::Scalar => out.push_str(&format!(" value={}", quote(&node.value))),
@@ -285,9 +285,9 @@ fn dump(node: &Node, depth: usize, out: &mut String) {
         _ => {}
     }
     for (key, c) in [
-        ("head", &node.head_comment),
-        ("line", &node.line_comment),
-        ("foot", &node.foot_comment),
+        ("head", &node.head_comment()),
+        ("line", &node.line_comment()),
+        ("foot", &node.foot_comment()),
     ] {
         if !c.is_empty() {
             out.push_str(&format!(" {key}={}", quote(c)));

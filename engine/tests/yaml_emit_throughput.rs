@@ -45,11 +45,11 @@ fn s(v: &str) -> Node {
 }
 
 fn int(v: i64) -> Node {
-    Node {
-        kind: Kind::Scalar,
-        tag: "!!int".into(),
-        value: v.to_string().into(),
-        ..Node::default()
+    {
+        let mut n = Node::new(Kind::Scalar);
+        n.tag = "!!int".into();
+        n.value = v.to_string().into();
+        n
     }
 }
 
@@ -76,7 +76,7 @@ fn seq(items: Vec<Node>) -> Node {
 
 fn metadata(name: &str, i: usize) -> Node {
     let mut name_node = s(&format!("{name}-{i}"));
-    name_node.line_comment = "# kpt-set: ${name}".into();
+    name_node.set_line_comment("# kpt-set: ${name}");
     map(vec![
         ("name", name_node),
         ("namespace", s("production")),
@@ -158,7 +158,7 @@ fn deployment(i: usize) -> Node {
             ]),
         ),
     ]);
-    spec.content[0].head_comment = "# Scaled by the HPA in production.".into();
+    spec.content[0].set_head_comment("# Scaled by the HPA in production.");
     map(vec![
         ("apiVersion", s("apps/v1")),
         ("kind", s("Deployment")),
@@ -220,9 +220,9 @@ fn encode(docs: &[Node], reserve: usize) -> Vec<u8> {
 fn touch(n: &Node) -> usize {
     let mut acc = n.tag.as_bytes().first().copied().unwrap_or(0) as usize
         + n.value.as_bytes().first().copied().unwrap_or(0) as usize
-        + n.head_comment.len()
-        + n.line_comment.len()
-        + n.foot_comment.len();
+        + n.head_comment().len()
+        + n.line_comment().len()
+        + n.foot_comment().len();
     for c in &n.content {
         acc += touch(c);
     }

@@ -21,9 +21,9 @@ fn strip(n: &Node) -> Node {
     fn walk(n: &mut Node) {
         n.line = 0;
         n.column = 0;
-        n.head_comment.clear();
-        n.line_comment.clear();
-        n.foot_comment.clear();
+        n.head_comment_mut().clear();
+        n.line_comment_mut().clear();
+        n.foot_comment_mut().clear();
         n.content.iter_mut().for_each(walk);
     }
     walk(&mut n);
@@ -64,9 +64,9 @@ fn debug_comments(n: &Node) -> String {
             "  ".repeat(depth),
             n.kind,
             n.value,
-            n.head_comment,
-            n.line_comment,
-            n.foot_comment
+            n.head_comment(),
+            n.line_comment(),
+            n.foot_comment()
         ));
         n.content.iter().for_each(|c| walk(c, depth + 1, out));
     }
@@ -169,12 +169,12 @@ fn scalar() -> impl Strategy<Value = Node> {
         10 => Just(Style::FOLDED),
         1 => Just(Style::TAGGED),
     ];
-    (text(), tags, styles).prop_map(|(value, tag, style)| Node {
-        kind: Kind::Scalar,
-        tag: tag.unwrap_or_else(|| resolve_tag(&value)).into(),
-        value: value.into(),
-        style,
-        ..Node::default()
+    (text(), tags, styles).prop_map(|(value, tag, style)| {
+        let mut n = Node::new(Kind::Scalar);
+        n.tag = tag.unwrap_or_else(|| resolve_tag(&value)).into();
+        n.value = value.into();
+        n.style = style;
+        n
     })
 }
 
@@ -232,9 +232,9 @@ fn commented(node: impl Strategy<Value = Node>, odds: Odds) -> impl Strategy<Val
         comment(2, odds.foot),
     );
     (node, comments).prop_map(|(mut n, (head, line, foot))| {
-        n.head_comment = head.into();
-        n.line_comment = line.into();
-        n.foot_comment = foot.into();
+        n.set_head_comment(head);
+        n.set_line_comment(line);
+        n.set_foot_comment(foot);
         n
     })
 }
@@ -244,8 +244,8 @@ fn commented(node: impl Strategy<Value = Node>, odds: Odds) -> impl Strategy<Val
 /// comment before anything else is for the model to decline.
 fn key() -> impl Strategy<Value = Node> {
     (scalar(), comment(2, 3), comment(1, 8)).prop_map(|(mut k, head, line)| {
-        k.head_comment = head.into();
-        k.line_comment = line.into();
+        k.set_head_comment(head);
+        k.set_line_comment(line);
         k
     })
 }

@@ -82,9 +82,9 @@ fn comment() -> impl Strategy<Value = String> {
 
 fn with_comments(node: impl Strategy<Value = Node>) -> impl Strategy<Value = Node> {
     (node, comment(), comment()).prop_map(|(mut n, head, line)| {
-        n.head_comment = head.into();
+        n.set_head_comment(head);
         if n.kind == Kind::Scalar {
-            n.line_comment = line.into();
+            n.set_line_comment(line);
         }
         n
     })
@@ -129,9 +129,9 @@ fn value() -> impl Strategy<Value = Node> {
 /// go-yaml cannot attach comments inside flow collections the same way on
 /// every round, so generated flow collections carry none.
 fn strip_comments(n: &mut Node) {
-    n.head_comment.clear();
-    n.line_comment.clear();
-    n.foot_comment.clear();
+    n.head_comment_mut().clear();
+    n.line_comment_mut().clear();
+    n.foot_comment_mut().clear();
     for c in &mut n.content {
         strip_comments(c);
         if c.kind == Kind::Scalar && c.style.has(Style(Style::LITERAL.0 | Style::FOLDED.0)) {
@@ -171,7 +171,7 @@ fn resource() -> impl Strategy<Value = Node> {
             if anchor {
                 // An anchored value and an alias to it.
                 let mut anchored = Node::string("shared");
-                anchored.anchor = "a1".into();
+                anchored.set_anchor("a1");
                 let mut alias = Node::new(Kind::Alias);
                 alias.value = "a1".into();
                 root.content.extend([

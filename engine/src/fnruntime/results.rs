@@ -179,9 +179,9 @@ fn source_text(node: &Node) -> String {
         return node.value.to_string();
     }
     let mut bare = node.clone();
-    bare.head_comment.clear();
-    bare.line_comment.clear();
-    bare.foot_comment.clear();
+    bare.set_head_comment("");
+    bare.set_line_comment("");
+    bare.set_foot_comment("");
     crate::yaml::encode::to_string(&bare, 2, true)
         .map(|t| t.trim_end_matches('\n').to_string())
         .unwrap_or_else(|_| node.value.to_string())

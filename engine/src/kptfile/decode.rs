@@ -95,8 +95,8 @@ struct Decoder<'a> {
 
 impl<'a> Decoder<'a> {
     fn collect_anchors(&mut self, node: &'a Node) {
-        if !node.anchor.is_empty() {
-            self.anchors.insert(&node.anchor, node);
+        if !node.anchor().is_empty() {
+            self.anchors.insert(node.anchor(), node);
         }
         for child in &node.content {
             self.collect_anchors(child);

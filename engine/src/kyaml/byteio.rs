@@ -641,7 +641,7 @@ fn take_y_node(node: &mut Node) -> Node {
 
 /// Whether any node of `node` has a foot comment.
 pub(crate) fn has_foot_comment(node: &Node) -> bool {
-    !node.foot_comment.is_empty() || node.content.iter().any(has_foot_comment)
+    !node.foot_comment().is_empty() || node.content.iter().any(has_foot_comment)
 }
 
 /// Undoes [`take_y_node`].
@@ -685,7 +685,7 @@ mod tests {
     fn runs_end_with_an_item_without_a_foot_comment() {
         let item = |foot: &str| {
             let mut n = Node::mapping();
-            n.foot_comment = foot.into();
+            n.set_foot_comment(foot);
             n
         };
         let roots = [item(""), item("# a"), item(""), item(""), item("# b")];
@@ -704,23 +704,23 @@ mod tests {
         // Items with head comments of their own, between others.
         for (i, head) in ["# one", "# two\n# lines", "#"].iter().enumerate() {
             let mut root = roots[i * 7].clone();
-            root.head_comment = (*head).into();
+            root.set_head_comment(*head);
             roots.insert(i * 5 + 2, root);
         }
         let mut first = roots[30].clone();
-        first.head_comment = "# first of its list".into();
+        first.set_head_comment("# first of its list");
         roots.insert(15, first);
         // Foot comments: on two items in a row, on the first item of a
         // list, and on a value nested in an item.
         for i in [21, 22, 25, 33] {
-            roots[i].foot_comment = format!("# foot of {i}").into();
+            roots[i].set_foot_comment(format!("# foot of {i}"));
         }
         let nested = roots[41]
             .content
             .iter_mut()
             .find(|n| n.kind == Kind::Mapping)
             .expect("a fixture with a nested mapping");
-        nested.foot_comment = "# nested foot".into();
+        nested.set_foot_comment("# nested foot");
         let has_feet = |window: &[Node]| window.iter().any(has_foot_comment);
         assert!(roots.len() > 100, "{} fixture documents", roots.len());
         let writer = ByteWriter::resource_list(None);

@@ -61,14 +61,14 @@ fn copy_field_comments(from: Option<&Node>, to: Option<&mut Node>) {
     let (Some(from), Some(to)) = (from, to) else {
         return;
     };
-    for (t, f) in [
-        (&mut to.line_comment, &from.line_comment),
-        (&mut to.head_comment, &from.head_comment),
-        (&mut to.foot_comment, &from.foot_comment),
-    ] {
-        if t.is_empty() {
-            t.clone_from(f);
-        }
+    if to.line_comment().is_empty() && !from.line_comment().is_empty() {
+        to.set_line_comment(from.line_comment().clone());
+    }
+    if to.head_comment().is_empty() && !from.head_comment().is_empty() {
+        to.set_head_comment(from.head_comment().clone());
+    }
+    if to.foot_comment().is_empty() && !from.foot_comment().is_empty() {
+        to.set_foot_comment(from.foot_comment().clone());
     }
 }
 
@@ -119,7 +119,7 @@ mod tests {
         let from = parse("# doc head\n\napiVersion: v1\nkind: A\n");
         let mut to = y_node(&parse("kind: A\napiVersion: v1\n")).clone();
         copy_comments(&from, &mut to).unwrap();
-        assert_eq!(to.head_comment, "# doc head");
+        assert_eq!(to.head_comment(), "# doc head");
     }
 
     #[test]

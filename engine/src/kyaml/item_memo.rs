@@ -618,14 +618,14 @@ impl Feed<'_> {
             None => node.tag.as_str(),
         };
         self.nodes += 1;
-        self.foot |= !node.foot_comment.is_empty();
+        self.foot |= !node.foot_comment().is_empty();
         let strings = [
             tag,
             value,
-            &node.anchor,
-            &node.head_comment,
-            &node.line_comment,
-            &node.foot_comment,
+            node.anchor(),
+            node.head_comment(),
+            node.line_comment(),
+            node.foot_comment(),
         ];
         let present = strings
             .iter()

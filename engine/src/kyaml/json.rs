@@ -511,8 +511,8 @@ fn collect_aliases<'a>(
         }
         return;
     }
-    if !n.anchor.is_empty() {
-        anchors.insert(n.anchor.to_string(), n);
+    if !n.anchor().is_empty() {
+        anchors.insert(n.anchor().to_string(), n);
     }
     for c in &n.content {
         collect_aliases(c, anchors, targets);

@@ -344,9 +344,13 @@ pub fn restore_echo(item: &mut Node, read_back: impl FnOnce(&mut Node)) -> Resul
 /// echo moves to its root.
 pub fn has_document_comments(item: &Node) -> bool {
     item.kind == Kind::Document
-        && [&item.head_comment, &item.line_comment, &item.foot_comment]
-            .iter()
-            .any(|c| !c.is_empty())
+        && [
+            &item.head_comment(),
+            &item.line_comment(),
+            &item.foot_comment(),
+        ]
+        .iter()
+        .any(|c| !c.is_empty())
 }
 
 /// Whether restoring an echoed `item` does more than

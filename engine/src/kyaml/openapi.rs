@@ -290,7 +290,7 @@ fn is_zero_schema_prop(key: &str, value: &Value) -> bool {
 /// comment (line comment first, else head comment) holds as JSON, if that
 /// schema is not empty; a `$ref` is resolved when it can be.
 pub fn comment_schema(node: &Node) -> Option<SchemaRef> {
-    let comment = [&node.line_comment, &node.head_comment]
+    let comment = [node.line_comment(), node.head_comment()]
         .into_iter()
         .find(|c| !c.is_empty())?;
     let text = comment.trim_start_matches('#');
@@ -384,9 +384,10 @@ mod tests {
 
     #[test]
     fn comment_schemas() {
-        let with = |c: &str| Node {
-            line_comment: c.into(),
-            ..Node::default()
+        let with = |c: &str| {
+            let mut node = Node::default();
+            node.set_line_comment(c);
+            node
         };
         assert!(comment_schema(&with("# a comment")).is_none());
         assert!(comment_schema(&with("# {}")).is_none());

@@ -74,16 +74,16 @@ pub(crate) fn rearrange_head_comment_of_seq_node(node: &mut Node) -> bool {
                 let Some(first) = item.content.first().filter(|c| c.kind == Kind::Scalar) else {
                     continue;
                 };
-                if first.head_comment.is_empty() {
+                if first.head_comment().is_empty() {
                     continue;
                 }
                 changed = true;
-                if item.head_comment.is_empty() {
-                    item.head_comment = first.head_comment.clone();
+                if item.head_comment().is_empty() {
+                    item.set_head_comment(first.head_comment().clone());
                     continue;
                 }
-                let head = std::mem::take(&mut item.content[0].head_comment);
-                item.head_comment = format!("{}\n{head}", item.head_comment).into();
+                let head = item.content[0].take_head_comment();
+                item.set_head_comment(format!("{}\n{head}", item.head_comment()));
             }
             changed
         }

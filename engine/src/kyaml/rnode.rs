@@ -340,15 +340,16 @@ impl FieldSetter {
         if rn.content.len() < 32 {
             rn.content.reserve_exact(2);
         }
-        rn.content.push(Node {
+        let mut key = Node {
             kind: Kind::Scalar,
             value: self.name.into(),
             style: self.append_key_style,
-            head_comment: self.comments.head.into(),
-            line_comment: self.comments.line.into(),
-            foot_comment: self.comments.foot.into(),
             ..Node::default()
-        });
+        };
+        key.set_head_comment(self.comments.head);
+        key.set_line_comment(self.comments.line);
+        key.set_foot_comment(self.comments.foot);
+        rn.content.push(key);
         rn.content.push(value);
         Ok(rn.content.len() - 1)
     }
@@ -875,23 +876,11 @@ pub fn sync_map_nodes_order(from: &Node, to: &mut Node) {
             None => return,
         },
     };
-    let reordered = Node {
-        kind: root.kind,
-        style: root.style,
-        tag: std::mem::take(&mut root.tag),
-        anchor: std::mem::take(&mut root.anchor),
-        head_comment: std::mem::take(&mut root.head_comment),
-        line_comment: std::mem::take(&mut root.line_comment),
-        foot_comment: std::mem::take(&mut root.foot_comment),
-        line: root.line,
-        column: root.column,
-        value: if root.kind == Kind::Alias {
-            std::mem::take(&mut root.value)
-        } else {
-            CompactString::default()
-        },
-        content,
-    };
+    let mut reordered = std::mem::take(root);
+    reordered.content = content;
+    if reordered.kind != Kind::Alias {
+        reordered.value = CompactString::default();
+    }
     *to = reordered;
 }
 

@@ -151,10 +151,10 @@ impl<'r> Encoder<'r> {
         }
         let optional = [
             &node.value,
-            &node.anchor,
-            &node.head_comment,
-            &node.line_comment,
-            &node.foot_comment,
+            node.anchor(),
+            node.head_comment(),
+            node.line_comment(),
+            node.foot_comment(),
         ];
         let flags =
             optional
@@ -498,19 +498,21 @@ impl<'a> Decoder<'a> {
         for _ in 0..count {
             content.push(self.node(depth + 1)?);
         }
-        Some(Node {
+        let mut node = Node {
             kind,
             style,
             tag,
             value,
-            anchor,
             content,
-            head_comment,
-            line_comment,
-            foot_comment,
             line,
             column,
-        })
+            ..Node::default()
+        };
+        node.set_anchor(anchor);
+        node.set_head_comment(head_comment);
+        node.set_line_comment(line_comment);
+        node.set_foot_comment(foot_comment);
+        Some(node)
     }
 
     /// A flag byte, then (if set) what `read` reads.

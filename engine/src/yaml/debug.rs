@@ -132,8 +132,8 @@ pub fn dump_node(out: &mut String, n: &Node, depth: usize) {
             n.style.0,
             quote_bytes(n.tag.as_bytes())
         );
-        if !n.anchor.is_empty() {
-            let _ = write!(out, " anchor={}", quote_bytes(n.anchor.as_bytes()));
+        if !n.anchor().is_empty() {
+            let _ = write!(out, " anchor={}", quote_bytes(n.anchor().as_bytes()));
         }
         if n.kind == Kind::Scalar {
             let _ = write!(out, " value={}", quote_bytes(n.value.as_bytes()));
@@ -142,9 +142,9 @@ pub fn dump_node(out: &mut String, n: &Node, depth: usize) {
             let _ = write!(out, " alias={}", quote_bytes(n.value.as_bytes()));
         }
         for (name, c) in [
-            ("head", &n.head_comment),
-            ("line", &n.line_comment),
-            ("foot", &n.foot_comment),
+            ("head", &n.head_comment()),
+            ("line", &n.line_comment()),
+            ("foot", &n.foot_comment()),
         ] {
             if !c.is_empty() {
                 let _ = write!(out, " {name}={}", quote_bytes(c.as_bytes()));

@@ -278,8 +278,8 @@ impl NodeParser {
 
     fn anchor(&mut self, n: &mut Node, anchor: &[u8]) {
         if !anchor.is_empty() {
-            n.anchor = str_of(anchor).into();
-            self.anchors.insert(n.anchor.to_string());
+            n.set_anchor(str_of(anchor));
+            self.anchors.insert(n.anchor().to_string());
         }
     }
 
@@ -295,19 +295,20 @@ impl NodeParser {
         } else {
             CompactString::default()
         };
-        Node {
+        let mut node = Node {
             kind,
             style,
             tag,
             value: value.into(),
-            anchor: CompactString::default(),
             content: Vec::new(),
             line: self.event.start_mark.line + 1,
             column: self.event.start_mark.column + 1,
-            head_comment: string(std::mem::take(&mut self.event.head_comment)).into(),
-            line_comment: string(std::mem::take(&mut self.event.line_comment)).into(),
-            foot_comment: string(std::mem::take(&mut self.event.foot_comment)).into(),
-        }
+            ..Node::default()
+        };
+        node.set_head_comment(string(std::mem::take(&mut self.event.head_comment)));
+        node.set_line_comment(string(std::mem::take(&mut self.event.line_comment)));
+        node.set_foot_comment(string(std::mem::take(&mut self.event.foot_comment)));
+        node
     }
 
     fn alias(&mut self) -> Result<Node, YamlError> {
@@ -452,8 +453,9 @@ impl NodeParser {
                             _ => unreachable!("top frame is a document"),
                         };
                         if self.peek()? == EventType::DocumentEnd {
-                            n.foot_comment =
-                                string(std::mem::take(&mut self.event.foot_comment)).into();
+                            n.set_foot_comment(string(std::mem::take(
+                                &mut self.event.foot_comment,
+                            )));
                         }
                         self.expect(EventType::DocumentEnd)?;
                         done = n;
@@ -473,28 +475,29 @@ impl NodeParser {
                         let len = content.len();
                         if len % 2 == 1 {
                             // A key was parsed.
-                            if block && !content[len - 1].foot_comment.is_empty() {
+                            if block && !content[len - 1].foot_comment().is_empty() {
                                 // Must be a foot comment for the prior value when being dedented.
                                 if len > 2 {
-                                    let foot = std::mem::take(&mut content[len - 1].foot_comment);
-                                    content[len - 3].foot_comment = foot;
+                                    let foot = content[len - 1].take_foot_comment();
+                                    content[len - 3].set_foot_comment(foot);
                                 }
                             }
                             // Parse the value.
                             break;
                         }
                         // A value was parsed.
-                        if content[len - 2].foot_comment.is_empty()
-                            && !content[len - 1].foot_comment.is_empty()
+                        if content[len - 2].foot_comment().is_empty()
+                            && !content[len - 1].foot_comment().is_empty()
                         {
-                            let foot = std::mem::take(&mut content[len - 1].foot_comment);
-                            content[len - 2].foot_comment = foot;
+                            let foot = content[len - 1].take_foot_comment();
+                            content[len - 2].set_foot_comment(foot);
                         }
                         if self.peek()? == EventType::TailComment {
                             let key = children.len() - 2;
-                            if children[key].foot_comment.is_empty() {
-                                children[key].foot_comment =
-                                    string(std::mem::take(&mut self.event.foot_comment)).into();
+                            if children[key].foot_comment().is_empty() {
+                                children[key].set_foot_comment(string(std::mem::take(
+                                    &mut self.event.foot_comment,
+                                )));
                             }
                             self.expect(EventType::TailComment)?;
                         }
@@ -531,15 +534,16 @@ impl NodeParser {
             },
             _ => unreachable!("top frame is a collection"),
         };
-        n.line_comment = string(std::mem::take(&mut self.event.line_comment)).into();
-        n.foot_comment = string(std::mem::take(&mut self.event.foot_comment)).into();
+        n.set_line_comment(string(std::mem::take(&mut self.event.line_comment)));
+        n.set_foot_comment(string(std::mem::take(&mut self.event.foot_comment)));
         if n.kind == Kind::Mapping
             && !n.style.has(Style::FLOW)
-            && !n.foot_comment.is_empty()
+            && !n.foot_comment().is_empty()
             && n.content.len() > 1
         {
             let len = n.content.len();
-            n.content[len - 2].foot_comment = std::mem::take(&mut n.foot_comment);
+            let foot = n.take_foot_comment();
+            n.content[len - 2].set_foot_comment(foot);
         }
         self.expect(end)?;
         Ok(Some(n))

@@ -215,7 +215,7 @@ impl<'a> Walk<'_, 'a> {
     fn node(&mut self, node: &'a Node, tail: &'a str) -> EmitResult {
         // Deep enough for KRM documents without regrowing.
         let mut stack: Vec<Frame<'a>> = Vec::with_capacity(32);
-        self.node_start(node, tail, &node.foot_comment, &mut stack)?;
+        self.node_start(node, tail, node.foot_comment(), &mut stack)?;
         while let Some(frame) = stack.pop() {
             match frame {
                 Frame::Document { node, next } => {
@@ -225,10 +225,10 @@ impl<'a> Walk<'_, 'a> {
                             node,
                             next: next + 1,
                         });
-                        self.node_start(child, "", &child.foot_comment, &mut stack)?;
+                        self.node_start(child, "", child.foot_comment(), &mut stack)?;
                     } else {
                         let mut end = document_end();
-                        end.foot_comment = node.foot_comment.as_bytes();
+                        end.foot_comment = node.foot_comment().as_bytes();
                         self.emit(end)?;
                     }
                 }
@@ -239,11 +239,11 @@ impl<'a> Walk<'_, 'a> {
                             next: next + 1,
                             foot,
                         });
-                        self.node_start(child, "", &child.foot_comment, &mut stack)?;
+                        self.node_start(child, "", child.foot_comment(), &mut stack)?;
                     } else {
                         self.emit(EventRef {
                             typ: EventType::SequenceEnd,
-                            line_comment: node.line_comment.as_bytes(),
+                            line_comment: node.line_comment().as_bytes(),
                             foot_comment: foot.as_bytes(),
                             ..EventRef::default()
                         })?;
@@ -266,7 +266,7 @@ impl<'a> Walk<'_, 'a> {
                         stack.push(Frame::MappingValue {
                             node,
                             next,
-                            tail: &k.foot_comment,
+                            tail: k.foot_comment(),
                             foot,
                         });
                         self.node_start(k, tail, "", &mut stack)?;
@@ -274,7 +274,7 @@ impl<'a> Walk<'_, 'a> {
                         self.emit(EventRef {
                             typ: EventType::MappingEnd,
                             tail_comment: tail.as_bytes(),
-                            line_comment: node.line_comment.as_bytes(),
+                            line_comment: node.line_comment().as_bytes(),
                             foot_comment: foot.as_bytes(),
                             ..EventRef::default()
                         })?;
@@ -293,7 +293,7 @@ impl<'a> Walk<'_, 'a> {
                         foot,
                     });
                     let v = &node.content[next + 1];
-                    self.node_start(v, "", &v.foot_comment, &mut stack)?;
+                    self.node_start(v, "", v.foot_comment(), &mut stack)?;
                 }
             }
         }
@@ -322,7 +322,7 @@ impl<'a> Walk<'_, 'a> {
         match node.kind {
             Kind::Document => {
                 let mut start = document_start();
-                start.head_comment = node.head_comment.as_bytes();
+                start.head_comment = node.head_comment().as_bytes();
                 self.emit(start)?;
                 stack.push(Frame::Document { node, next: 0 });
                 Ok(())
@@ -336,11 +336,11 @@ impl<'a> Walk<'_, 'a> {
                 };
                 self.emit(EventRef {
                     typ: EventType::SequenceStart,
-                    anchor: node.anchor.as_bytes(),
+                    anchor: node.anchor().as_bytes(),
                     tag: long_tag_bytes(tag),
                     implicit: tag.is_empty(),
                     style,
-                    head_comment: node.head_comment.as_bytes(),
+                    head_comment: node.head_comment().as_bytes(),
                     ..EventRef::default()
                 })?;
                 stack.push(Frame::Sequence {
@@ -359,12 +359,12 @@ impl<'a> Walk<'_, 'a> {
                 };
                 self.emit(EventRef {
                     typ: EventType::MappingStart,
-                    anchor: node.anchor.as_bytes(),
+                    anchor: node.anchor().as_bytes(),
                     tag: long_tag_bytes(tag),
                     implicit: tag.is_empty(),
                     style,
                     tail_comment: tail.as_bytes(),
-                    head_comment: node.head_comment.as_bytes(),
+                    head_comment: node.head_comment().as_bytes(),
                     ..EventRef::default()
                 })?;
                 stack.push(Frame::MappingKey {
@@ -379,8 +379,8 @@ impl<'a> Walk<'_, 'a> {
             Kind::Alias => self.emit(EventRef {
                 typ: EventType::Alias,
                 anchor: node.value.as_bytes(),
-                head_comment: node.head_comment.as_bytes(),
-                line_comment: node.line_comment.as_bytes(),
+                head_comment: node.head_comment().as_bytes(),
+                line_comment: node.line_comment().as_bytes(),
                 foot_comment: foot.as_bytes(),
                 ..EventRef::default()
             }),
@@ -394,11 +394,11 @@ impl<'a> Walk<'_, 'a> {
 
                 self.emit_scalar(
                     value,
-                    &node.anchor,
+                    node.anchor(),
                     tag,
                     style,
-                    &node.head_comment,
-                    &node.line_comment,
+                    node.head_comment(),
+                    node.line_comment(),
                     foot,
                     tail,
                 )
@@ -513,10 +513,10 @@ fn is_zero(node: &Node) -> bool {
         && node.style == Style::NONE
         && node.tag.is_empty()
         && node.value.is_empty()
-        && node.anchor.is_empty()
-        && node.head_comment.is_empty()
-        && node.line_comment.is_empty()
-        && node.foot_comment.is_empty()
+        && node.anchor().is_empty()
+        && node.head_comment().is_empty()
+        && node.line_comment().is_empty()
+        && node.foot_comment().is_empty()
         && node.line == 0
         && node.column == 0
 }

@@ -93,7 +93,7 @@ pub mod tag {
 }
 
 /// One node of a YAML document.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Node {
     /// What the node is.
     pub kind: Kind,
@@ -104,21 +104,117 @@ pub struct Node {
     pub tag: CompactString,
     /// Scalar text, or the anchor name an alias refers to.
     pub value: CompactString,
-    /// Anchor defined on this node (`&name`), empty if none.
-    pub anchor: CompactString,
     /// Children: the root of a document, the items of a sequence, or keys
     /// and values alternating in a mapping.
     pub content: Vec<Node>,
-    /// Comment lines directly above the node, with their `#`.
-    pub head_comment: CompactString,
-    /// Comment at the end of the node's line, with its `#`.
-    pub line_comment: CompactString,
-    /// Comment lines below the node, with their `#`.
-    pub foot_comment: CompactString,
     /// 1-based line in the source, 0 for nodes built in memory.
     pub line: usize,
     /// 1-based column in the source, 0 for nodes built in memory.
     pub column: usize,
+    /// The anchor and comments. Most nodes have none, and a render holds
+    /// millions of nodes: apart, they keep a node at half the size.
+    pub(crate) extras: Option<Box<Extras>>,
+}
+
+/// What few nodes have (see [`Node`]'s accessors).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Extras {
+    anchor: CompactString,
+    head_comment: CompactString,
+    line_comment: CompactString,
+    foot_comment: CompactString,
+}
+
+static NO_EXTRAS: Extras = Extras {
+    anchor: CompactString::const_new(""),
+    head_comment: CompactString::const_new(""),
+    line_comment: CompactString::const_new(""),
+    foot_comment: CompactString::const_new(""),
+};
+
+/// Equal nodes hold the same things; an empty extra and none are alike.
+impl PartialEq for Node {
+    fn eq(&self, other: &Node) -> bool {
+        self.kind == other.kind
+            && self.style == other.style
+            && self.tag == other.tag
+            && self.value == other.value
+            && self.line == other.line
+            && self.column == other.column
+            && self.extras() == other.extras()
+            && self.content == other.content
+    }
+}
+
+impl Eq for Node {}
+
+// What the extras are apart for: a node of 104 bytes, not 192.
+const _: () = assert!(std::mem::size_of::<Node>() <= 104);
+
+/// The getter, mutable getter, setter and taker of one of [`Extras`]' strings.
+macro_rules! extra {
+    ($field:ident, $mut:ident, $set:ident, $take:ident, $doc:literal) => {
+        #[doc = $doc]
+        pub fn $field(&self) -> &CompactString {
+            &self.extras().$field
+        }
+
+        #[doc = concat!("Mutable [`Node::", stringify!($field), "`].")]
+        pub fn $mut(&mut self) -> &mut CompactString {
+            &mut self.extras.get_or_insert_with(Box::default).$field
+        }
+
+        #[doc = concat!("Sets [`Node::", stringify!($field), "`].")]
+        pub fn $set(&mut self, value: impl Into<CompactString>) {
+            let value = value.into();
+            if !value.is_empty() || self.extras.is_some() {
+                *self.$mut() = value;
+            }
+        }
+
+        #[doc = concat!("Takes [`Node::", stringify!($field), "`], leaving it empty.")]
+        pub fn $take(&mut self) -> CompactString {
+            match &mut self.extras {
+                Some(extras) => std::mem::take(&mut extras.$field),
+                None => CompactString::default(),
+            }
+        }
+    };
+}
+
+impl Node {
+    fn extras(&self) -> &Extras {
+        self.extras.as_deref().unwrap_or(&NO_EXTRAS)
+    }
+
+    extra!(
+        anchor,
+        anchor_mut,
+        set_anchor,
+        take_anchor,
+        "Anchor defined on this node (`&name`), empty if none."
+    );
+    extra!(
+        head_comment,
+        head_comment_mut,
+        set_head_comment,
+        take_head_comment,
+        "Comment lines directly above the node, with their `#`."
+    );
+    extra!(
+        line_comment,
+        line_comment_mut,
+        set_line_comment,
+        take_line_comment,
+        "Comment at the end of the node's line, with its `#`."
+    );
+    extra!(
+        foot_comment,
+        foot_comment_mut,
+        set_foot_comment,
+        take_foot_comment,
+        "Comment lines below the node, with their `#`."
+    );
 }
 
 impl Node {

@@ -60,7 +60,7 @@ impl Place {
 /// The style and tag the scalar `node` has after the round trip (its value
 /// is unchanged), or `None` where the model declines.
 pub fn scalar(node: &Node, place: Place) -> Option<(Style, &'static str)> {
-    if !node.anchor.is_empty() || node.style.has(Style::TAGGED) {
+    if !node.anchor().is_empty() || node.style.has(Style::TAGGED) {
         return None;
     }
     if node.kind != Kind::Scalar {
@@ -226,12 +226,12 @@ impl Walk {
     /// key, where the parser gives it to the key.
     fn at(&mut self, node: &Node, place: Place, head_ok: bool) -> bool {
         if place.is_flow() && has_comments(node)
-            || !node.foot_comment.is_empty()
-            || node.line_comment.contains('\n')
-            || ![&node.head_comment, &node.line_comment]
+            || !node.foot_comment().is_empty()
+            || node.line_comment().contains('\n')
+            || ![&node.head_comment(), &node.line_comment()]
                 .into_iter()
                 .all(|c| reads_back(c))
-            || self.comments && !node.head_comment.is_empty() && !(head_ok && clean_head(node))
+            || self.comments && !node.head_comment().is_empty() && !(head_ok && clean_head(node))
             || self.comments
                 && node.kind == Kind::Scalar
                 && node.value.is_empty()
@@ -259,11 +259,11 @@ impl Walk {
     fn collection(&mut self, node: &Node, place: Place) -> bool {
         let tag_is_implicit = node.tag.is_empty() || short_tag(&node.tag) == default_tag(node);
         let plain_style = node.style == Style::NONE || node.style == Style::FLOW;
-        if !node.anchor.is_empty() || !tag_is_implicit || !plain_style || place.is_key() {
+        if !node.anchor().is_empty() || !tag_is_implicit || !plain_style || place.is_key() {
             return false;
         }
         let flow = place.is_flow() || written_in_flow(node);
-        if flow && has_comments(node) || !node.line_comment.is_empty() {
+        if flow && has_comments(node) || !node.line_comment().is_empty() {
             // A collection's own line comment is written after its last
             // entry, before whatever follows.
             return false;
@@ -302,7 +302,7 @@ fn reads_back(text: &str) -> bool {
 /// A head comment the parser reads back whole: no blank line inside,
 /// before or after it.
 fn clean_head(node: &Node) -> bool {
-    let head = &node.head_comment;
+    let head = &node.head_comment();
     !head.contains("\n\n") && !head.starts_with('\n') && !head.ends_with('\n')
 }
 
@@ -399,16 +399,16 @@ fn written_in_flow(node: &Node) -> bool {
 /// flow collection or a scalar value where go-yaml cannot read it back
 /// (`key: # c` then `{}` on the next line, at column 0).
 fn key_comment_breaks_value(key: &Node, value: &Node) -> bool {
-    let commented = !key.line_comment.is_empty() || !key.foot_comment.is_empty();
+    let commented = !key.line_comment().is_empty() || !key.foot_comment().is_empty();
     let block_value =
         matches!(value.kind, Kind::Mapping | Kind::Sequence) && !written_in_flow(value);
     commented && !block_value
 }
 
 fn has_comments(node: &Node) -> bool {
-    !node.head_comment.is_empty()
-        || !node.line_comment.is_empty()
-        || !node.foot_comment.is_empty()
+    !node.head_comment().is_empty()
+        || !node.line_comment().is_empty()
+        || !node.foot_comment().is_empty()
         || node.content.iter().any(has_comments)
 }
 

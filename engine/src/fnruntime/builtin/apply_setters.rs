@@ -117,9 +117,9 @@ impl Visitor for ApplySetters {
                 continue;
             }
             let comment = if value.style.has(Style::FLOW) {
-                &value.line_comment
+                &value.line_comment()
             } else {
-                &key.line_comment
+                &key.line_comment()
             };
             let Some(pattern) = extract_setter_pattern(comment).map(str::to_string) else {
                 continue;
@@ -145,7 +145,7 @@ impl Visitor for ApplySetters {
                 // `[]`, with the comment after it: go-yaml cannot write a
                 // key's line comment before a flow sequence.
                 value.style |= Style::FLOW;
-                value.line_comment = std::mem::take(&mut key.line_comment);
+                value.set_line_comment(key.take_line_comment());
             }
             self.record(&field_path, &sv);
         }
@@ -153,7 +153,7 @@ impl Visitor for ApplySetters {
     }
 
     fn visit_scalar(&mut self, node: &mut Node, path: &str) -> Result<(), String> {
-        let Some(pattern) = extract_setter_pattern(&node.line_comment) else {
+        let Some(pattern) = extract_setter_pattern(node.line_comment()) else {
             return Ok(());
         };
         if !self.should_set(pattern) {

@@ -164,9 +164,9 @@ impl Visitor for CreateSetters {
                 unreachable!("a mapping pair")
             };
             if value.style.has(Style::FLOW) {
-                value.line_comment = comment.into();
+                value.set_line_comment(comment);
             } else {
-                key.line_comment = comment.into();
+                key.set_line_comment(comment);
             }
             let field_path = format!("{path}.{}", key.value);
             self.record(&field_path, &pattern, &shown);
@@ -178,7 +178,7 @@ impl Visitor for CreateSetters {
         let Some(pattern) = self.line_comment(&node.value) else {
             return Ok(());
         };
-        node.line_comment = format!("{SETTER_COMMENT}{pattern}").into();
+        node.set_line_comment(format!("{SETTER_COMMENT}{pattern}"));
         let value = node.value.clone();
         self.record(path, &pattern, &value);
         Ok(())

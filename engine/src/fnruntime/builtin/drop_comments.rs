@@ -23,8 +23,8 @@ fn run_list(mut list: ResourceList) -> Outcome {
 }
 
 fn strip(node: &mut Node) {
-    node.head_comment.clear();
-    node.line_comment.clear();
-    node.foot_comment.clear();
+    node.set_head_comment("");
+    node.set_line_comment("");
+    node.set_foot_comment("");
     node.content.iter_mut().for_each(strip);
 }

@@ -113,7 +113,7 @@ fn varying_values(root: &Node) -> Option<Vec<*const Node>> {
         };
         let value = entry.value;
         let alike = value.kind == Kind::Scalar
-            && value.anchor.is_empty()
+            && value.anchor().is_empty()
             && if is_id {
                 item_memo::is_id(&value.value)
             } else {
@@ -288,10 +288,10 @@ fn same_less_ids(input: &Node, output: &Node, depth: Depth) -> bool {
     let same_but_look = |a: &Node, b: &Node| {
         a.kind == b.kind
             && a.value == b.value
-            && a.anchor == b.anchor
-            && a.head_comment == b.head_comment
-            && a.line_comment == b.line_comment
-            && a.foot_comment == b.foot_comment
+            && a.anchor() == b.anchor()
+            && a.head_comment() == b.head_comment()
+            && a.line_comment() == b.line_comment()
+            && a.foot_comment() == b.foot_comment()
     };
     let same_node = |a: &Node, b: &Node| same_look(a, b) && same_but_look(a, b);
     if depth == Depth::Below || input.kind != Kind::Mapping {

@@ -98,9 +98,9 @@ impl Visitor for ListSetters {
                 continue;
             }
             let comment = if value.style.has(Style::FLOW) {
-                &value.line_comment
+                &value.line_comment()
             } else {
-                &key.line_comment
+                &key.line_comment()
             };
             let Some(pattern) = extract_setter_pattern(comment) else {
                 continue;
@@ -119,7 +119,7 @@ impl Visitor for ListSetters {
     }
 
     fn visit_scalar(&mut self, node: &mut Node, _path: &str) -> Result<(), String> {
-        let Some(pattern) = extract_setter_pattern(&node.line_comment) else {
+        let Some(pattern) = extract_setter_pattern(node.line_comment()) else {
             return Ok(());
         };
         let kind = short_tag(&node.tag).trim_start_matches('!').to_string();

@@ -307,11 +307,11 @@ impl Visitor for SearchReplace {
             node.value = v.into();
         }
         if let Some(c) = new_comment {
-            node.line_comment = if c.starts_with('#') {
-                c.into()
+            node.set_line_comment(if c.starts_with('#') {
+                c
             } else {
-                format!("# {c}").into()
-            };
+                format!("# {c}")
+            });
         }
         let message = if self.put_value.is_empty() && self.put_comment.is_empty() {
             format!("Matched field value {}", quote(&node.value))

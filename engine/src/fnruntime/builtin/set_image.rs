@@ -218,13 +218,15 @@ impl SetImage {
         let Some(new) = new_image(&self.image, &node.value) else {
             return false;
         };
-        let comments = (
-            std::mem::take(&mut node.head_comment),
-            std::mem::take(&mut node.line_comment),
-            std::mem::take(&mut node.foot_comment),
+        let (head, line, foot) = (
+            node.take_head_comment(),
+            node.take_line_comment(),
+            node.take_foot_comment(),
         );
         *node = rnode::new_string(new);
-        (node.head_comment, node.line_comment, node.foot_comment) = comments;
+        node.set_head_comment(head);
+        node.set_line_comment(line);
+        node.set_foot_comment(foot);
         true
     }
 }

@@ -160,8 +160,8 @@ fn is_merge(n: &Node) -> bool {
 }
 
 fn collect_anchors<'a>(node: &'a Node, anchors: &mut HashMap<&'a str, &'a Node>) {
-    if !node.anchor.is_empty() {
-        anchors.insert(node.anchor.as_str(), node);
+    if !node.anchor().is_empty() {
+        anchors.insert(node.anchor().as_str(), node);
     }
     for c in &node.content {
         collect_anchors(c, anchors);
