@@ -226,7 +226,14 @@ pub fn key_index(node: &Node, name: &str) -> Option<usize> {
     }
     (0..node.content.len() / 2)
         .map(|i| 2 * i)
-        .find(|&i| node.content[i].value == name)
+        .find(|&i| same_key(&node.content[i].value, name))
+}
+
+/// `a == b`, testing the last bytes first: keys looked up by name (above
+/// all annotations: `config.kubernetes.io/index`, `.../path`, ...) share
+/// long prefixes and lengths, and this runs for every key passed.
+fn same_key(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().last() == b.as_bytes().last() && a == b
 }
 
 /// `RNode.Elements`: the items of a sequence (none for a null node).
@@ -448,7 +455,7 @@ impl<'a> MetaView<'a> {
             .annotations
             .filter(|n| error_if_invalid(n, Kind::Mapping).is_ok())?;
         pairs(y_node(annotations))
-            .find(|(k, _)| get_value(Some(k)) == key)
+            .find(|(k, _)| same_key(get_value(Some(k)), key))
             .map(|(_, v)| get_value(Some(v)))
     }
 
