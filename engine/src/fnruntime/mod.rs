@@ -737,12 +737,13 @@ fn echo_windows(
 }
 
 /// The runs of a list's items that hold a foot comment
-/// ([`byteio::runs_to_end`]; `feet` says which items have one), by position: the emitter writes an item's foot comment into the next
-/// item's text, and nothing else passes from one item's text to the next,
-/// so such a run reads back alone as it does within the list. (The last
-/// run may end with a foot comment, which the list's text after the items
-/// holds: read alone, a run is given the same functionConfig, so that text
-/// is the same too.)
+/// ([`byteio::runs_to_end`]; `feet` says which items have one), by
+/// position: the emitter writes an item's foot comment into the next item's
+/// text, and nothing else passes from one item's text to the next, so such
+/// a run reads back alone as it does within the list. (The last run may end
+/// with a foot comment, which the list's text after the items holds: read
+/// alone, a run is given the same functionConfig, so that text is the same
+/// too.)
 fn foot_comment_runs(feet: &[bool]) -> Vec<std::ops::Range<usize>> {
     let mut runs = Vec::new();
     let mut start = 0;
