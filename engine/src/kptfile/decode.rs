@@ -222,7 +222,7 @@ impl<'a> Decoder<'a> {
                 line
             ));
         } else {
-            seen.insert(&key.value, key.line);
+            seen.insert(&key.value, key.line as usize);
         }
     }
 

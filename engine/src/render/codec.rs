@@ -491,8 +491,8 @@ impl<'a> Decoder<'a> {
         let head_comment = optional(2)?;
         let line_comment = optional(3)?;
         let foot_comment = optional(4)?;
-        let line = usize::try_from(self.varint()?).ok()?;
-        let column = usize::try_from(self.varint()?).ok()?;
+        let line = u32::try_from(self.varint()?).ok()?;
+        let column = u32::try_from(self.varint()?).ok()?;
         let count = self.count()?;
         let mut content = Vec::with_capacity(count);
         for _ in 0..count {

@@ -301,8 +301,8 @@ impl NodeParser {
             tag,
             value: value.into(),
             content: Vec::new(),
-            line: self.event.start_mark.line + 1,
-            column: self.event.start_mark.column + 1,
+            line: position(self.event.start_mark.line),
+            column: position(self.event.start_mark.column),
             ..Node::default()
         };
         node.set_head_comment(string(std::mem::take(&mut self.event.head_comment)));
@@ -600,4 +600,10 @@ pub fn unmarshal(input: &[u8]) -> Result<Option<Node>, YamlError> {
     let input: &[u8] = if input.is_empty() { b"\n" } else { input };
     let mut p = NodeParser::new(input);
     p.parse()
+}
+
+/// A 0-based mark as a node's 1-based line or column (saturating: no file
+/// krmgraph reads has 4 billion lines).
+fn position(mark: usize) -> u32 {
+    u32::try_from(mark + 1).unwrap_or(u32::MAX)
 }
