@@ -3,8 +3,10 @@
 # `krmgraph render`, checks that both wrote identical trees, and prints wall
 # time, peak memory and the ratio.
 #
-# Usage: benches/compare-kpt.sh [--builtins] [fanout depth resources]
-# (default 4 4 20: 341 packages, 6,820 resources).
+# Usage: benches/compare-kpt.sh [--builtins] [--dir DIR] [fanout depth resources]
+# (default 4 4 20: 341 packages, 6,820 resources; --dir: where the work
+# directory goes, default $TMPDIR or /tmp; `--dir /dev/shm` puts both trees
+# on tmpfs, out of reach of the disk's state, see docs/performance.md).
 #
 # Default: every Kptfile runs the same `exec: cat` identity function in
 # both tools. With --builtins: every Kptfile runs set-namespace and
@@ -14,13 +16,20 @@
 # kpt tree's Kptfiles are spelled back to `image:` before comparing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-builtins=
-if [ "${1:-}" = --builtins ]; then builtins=1; shift; fi
+builtins= dir=${TMPDIR:-/tmp}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --builtins) builtins=1; shift ;;
+    --dir) dir=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
 fanout=${1:-4} depth=${2:-4} resources=${3:-20}
 namespace_image=${NAMESPACE_IMAGE:-gcr.io/kpt-fn/set-namespace:v0.1.3}
 labels_image=${LABELS_IMAGE:-gcr.io/kpt-fn/set-labels:v0.1.4}
 cargo build --release -q -p krmgraph -p krmgraph-benches
-work=$(mktemp -d)
+work=$(mktemp -d "$dir/compare-kpt.XXXXXX")
+echo "work directory: $work ($(df --output=fstype "$work" | tail -1))"
 trap 'rm -rf "$work"' EXIT
 # A copy, so that a rebuild during the run cannot pull the binary away.
 cp target/release/krmgraph "$work/krmgraph-bin"
