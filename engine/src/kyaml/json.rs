@@ -12,6 +12,7 @@
 //! U+2028/U+2029 escaped, `\b`/`\f` short escapes, Go float formatting,
 //! RFC 3339 times, two-space indent, trailing newline).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::rnode;
@@ -48,7 +49,36 @@ pub fn go_value_of_root(mut root: Node) -> Option<GoValue> {
     if !reparse::restyle(&mut root) {
         return None;
     }
-    unmarshal(Some(&root), root.kind == Kind::Sequence).ok()
+    go_value_of_restyled(&root)
+}
+
+/// [`go_value`] of a resource root already restyled.
+pub fn go_value_of_restyled(root: &Node) -> Option<GoValue> {
+    unmarshal(Some(root), root.kind == Kind::Sequence).ok()
+}
+
+/// go-yaml's `d.scalar` into `interface{}` for a scalar node: `None` for
+/// null, an error for a value its tag cannot decode.
+pub fn go_scalar(n: &Node) -> std::result::Result<Option<GoValue>, String> {
+    if n.indicated_string() {
+        return Ok(Some(GoValue::Str(n.value.as_bytes().to_vec())));
+    }
+    let short = short_tag_of(&n.tag);
+    if short == tag::BINARY {
+        return decode_base64(&n.value)
+            .map(|b| Some(GoValue::Str(b)))
+            .ok_or_else(|| "yaml: !!binary value contains invalid base64 data".to_string());
+    }
+    resolve(&short, &n.value)
+}
+
+/// Whether go-yaml decodes the key `n` into a Go `string` of its text:
+/// a scalar whose short tag is `!!str` (so not a merge key, a null or
+/// `!!binary`).
+pub fn is_plain_string_key(n: &Node) -> bool {
+    n.kind == Kind::Scalar
+        && (n.indicated_string()
+            || (n.tag.is_empty() || n.tag == "!") && resolve_plain(&n.value).tag() == tag::STR)
 }
 
 /// The text `encoding/json` writes for a float (`None` for NaN and the
@@ -429,34 +459,25 @@ impl<'a> Unmarshaler<'a> {
 
     /// `d.scalar` into `interface{}`: `None` for null.
     fn scalar(&mut self, n: &Node) -> Result<Option<GoValue>, String> {
-        if n.indicated_string() {
-            return Ok(Some(GoValue::Str(n.value.as_bytes().to_vec())));
-        }
-        let short = short_tag_of(&n.tag);
-        if short == tag::BINARY {
-            return decode_base64(&n.value)
-                .map(|b| Some(GoValue::Str(b)))
-                .ok_or_else(|| "yaml: !!binary value contains invalid base64 data".to_string());
-        }
-        resolve(&short, &n.value)
+        go_scalar(n)
     }
 
     /// go-yaml's `Node.ShortTag`.
-    fn short_tag(&self, n: &Node) -> String {
+    fn short_tag<'n>(&self, n: &'n Node) -> Cow<'n, str> {
         if n.indicated_string() {
-            return tag::STR.into();
+            return Cow::Borrowed(tag::STR);
         }
         if n.tag.is_empty() || n.tag == "!" {
             return match n.kind {
-                Kind::Mapping => tag::MAP.into(),
-                Kind::Sequence => tag::SEQ.into(),
+                Kind::Mapping => Cow::Borrowed(tag::MAP),
+                Kind::Sequence => Cow::Borrowed(tag::SEQ),
                 Kind::Alias => self
                     .alias_targets
                     .get(&(n as *const Node))
-                    .map(|t| self.short_tag(t))
+                    .map(|t| Cow::Owned(self.short_tag(t).into_owned()))
                     .unwrap_or_default(),
-                Kind::Scalar => resolve_plain(&n.value).tag().to_string(),
-                Kind::Document => String::new(),
+                Kind::Scalar => Cow::Borrowed(resolve_plain(&n.value).tag()),
+                Kind::Document => Cow::Borrowed(""),
             };
         }
         short_tag_of(&n.tag)
@@ -475,10 +496,10 @@ impl<'a> Unmarshaler<'a> {
             match n.kind {
                 Kind::Mapping => tag::MAP.into(),
                 Kind::Sequence => tag::SEQ.into(),
-                _ => self.short_tag(n),
+                _ => self.short_tag(n).into_owned(),
             }
         } else {
-            short_tag_of(&n.tag)
+            short_tag_of(&n.tag).into_owned()
         };
         let value = if tag_name == tag::SEQ || tag_name == tag::MAP {
             n.value.to_string()
@@ -519,8 +540,8 @@ fn collect_aliases<'a>(
     }
 }
 
-fn short_tag_of(t: &str) -> String {
-    crate::yaml::node::short_tag(t).into_owned()
+fn short_tag_of(t: &str) -> Cow<'_, str> {
+    crate::yaml::node::short_tag(t)
 }
 
 /// go-yaml's `isMerge`.

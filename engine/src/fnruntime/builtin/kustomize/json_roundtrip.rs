@@ -28,6 +28,7 @@ use super::error::RunError;
 use crate::fnruntime::results;
 use crate::kyaml::json::{self, GoValue};
 use crate::yaml::node::{tag, Style};
+use crate::yaml::reparse;
 use crate::yaml::{Kind, Node};
 
 const MARSHAL_ERROR_PREFIX: &str = "json: error calling MarshalJSON for type *yaml.RNode: ";
@@ -54,8 +55,71 @@ pub fn normalized_from_values(item: &Node) -> Option<Node> {
 
 /// [`normalized_from_values`] of a resource root the caller no longer
 /// needs.
-pub fn normalized_from_root(root: Node) -> Option<Node> {
-    from_go(&json::go_value_of_root(root)?)
+pub fn normalized_from_root(mut root: Node) -> Option<Node> {
+    if !reparse::restyle(&mut root) {
+        return None;
+    }
+    if root.kind == Kind::Mapping {
+        if let Some(normalized) = plain_map(&root) {
+            return Some(normalized);
+        }
+    }
+    from_go(&json::go_value_of_restyled(&root)?)
+}
+
+/// [`from_go`] of what go-yaml decodes from `node` (restyled), in one pass
+/// without the Go values between, for the trees where decoding is plain:
+/// every mapping's keys strings (no merge keys, nulls or `!!binary`), none
+/// twice. `None` for any other tree (and for a scalar its tag cannot
+/// decode), which the general path then takes: it gives the same nodes or
+/// the error. Restyled trees have no anchors, aliases or explicit tags.
+fn plain_map(node: &Node) -> Option<Node> {
+    let mut entries = Vec::with_capacity(node.content.len() / 2);
+    for kv in node.content.chunks_exact(2) {
+        if !json::is_plain_string_key(&kv[0]) {
+            return None;
+        }
+        entries.push((kv[0].value.as_str(), &kv[1]));
+    }
+    // Ties (if `key_less` ever had one) in byte order, as the general
+    // path's map hands its keys to the same sort.
+    entries.sort_by(|a, b| key_order(a.0, b.0).then_with(|| a.0.cmp(b.0)));
+    // go-yaml refuses a mapping with a key twice; sorted, a repeat is
+    // next to its twin.
+    if entries.windows(2).any(|w| w[0].0 == w[1].0) {
+        return None;
+    }
+    let mut mapping = Node::mapping();
+    mapping.content.reserve(entries.len() * 2);
+    for (key, value) in entries {
+        mapping.content.push(results::go_string_node(key));
+        mapping.content.push(plain_value(value)?);
+    }
+    if mapping.content.is_empty() {
+        mapping.style = Style::FLOW;
+    }
+    Some(mapping)
+}
+
+/// [`plain_map`] for any node of the tree.
+fn plain_value(node: &Node) -> Option<Node> {
+    match node.kind {
+        Kind::Mapping => plain_map(node),
+        Kind::Sequence => {
+            let mut seq = Node::sequence();
+            seq.content = node
+                .content
+                .iter()
+                .map(plain_value)
+                .collect::<Option<_>>()?;
+            if seq.content.is_empty() {
+                seq.style = Style::FLOW;
+            }
+            Some(seq)
+        }
+        Kind::Scalar => from_go(&json::go_scalar(node).ok()?.unwrap_or(GoValue::Null)),
+        Kind::Alias | Kind::Document => None,
+    }
 }
 
 fn set_root(item: &mut Node, root: Node) {
@@ -302,6 +366,85 @@ mod tests {
             let mut node = parse(input);
             normalize(&mut node).unwrap();
             assert_eq!(emit(&node), *want, "input {input:?}");
+        }
+    }
+
+    /// What the one-pass path gives for the resource `text`, and what the
+    /// general path gives; `None` if the restyle declines it.
+    fn both_paths(text: &str) -> Option<(Option<Node>, Option<Node>)> {
+        let node = crate::yaml::decode::unmarshal(text.as_bytes()).ok()??;
+        let mut root = crate::kyaml::rnode::y_node(&node).clone();
+        if root.kind != Kind::Mapping || !reparse::restyle(&mut root) {
+            return None;
+        }
+        let general = json::go_value_of_restyled(&root).and_then(|v| from_go(&v));
+        Some((plain_map(&root), general))
+    }
+
+    fn yaml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                yaml_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The one-pass path gives what the general path gives, on every
+    /// resource of the repository's test data that it takes (and of the
+    /// conformance corpora, where CI points at them).
+    #[test]
+    fn plain_path_gives_what_the_general_path_gives() {
+        let mut files = Vec::new();
+        yaml_files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata"),
+            &mut files,
+        );
+        for var in ["KRMGRAPH_CONFORMANCE_DIR", "KRMGRAPH_CATALOG_DIR"] {
+            if let Ok(dir) = std::env::var(var) {
+                yaml_files(std::path::Path::new(&dir), &mut files);
+            }
+        }
+        let mut compared = 0;
+        for file in files {
+            let Ok(text) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            for doc in text.split("\n---") {
+                if let Some((Some(plain), general)) = both_paths(doc) {
+                    assert_eq!(Some(plain), general, "{}: {doc}", file.display());
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared >= 100, "only {compared} resources compared");
+    }
+
+    /// Trees whose decoding is not plain go the general way.
+    #[test]
+    fn plain_path_declines_what_it_does_not_model() {
+        for text in [
+            "a: 1\na: 2\n",
+            "a: 1\n'a': 2\n",
+            "a: {b: 1, b: 2}\n",
+            "1: a\n",
+            "~: a\n",
+            "a: {1: b}\n",
+            "a:\n  <<: {b: 1}\n",
+            "a: !!binary aGk=\n",
+        ] {
+            let (plain, _) = both_paths(text).unwrap_or((None, None));
+            assert_eq!(plain, None, "{text:?}");
+        }
+        for text in [
+            "'1': a\n\"on\": b\n'<<': c\n",
+            "a: [~, '', {}, [], 1.5, 0x1F, 2021-01-01, yes]\n",
+        ] {
+            let (plain, general) = both_paths(text).expect(text);
+            assert!(plain.is_some(), "{text:?}");
+            assert_eq!(plain, general, "{text:?}");
         }
     }
 
