@@ -68,19 +68,50 @@ const TAGS: &[&str] = &[
 const CUSTOM_TAG: u8 = 0xff;
 
 /// The root directory cut out of strings, when it is specific enough.
-#[derive(Clone, Debug, Default)]
-pub struct Root(String);
+#[derive(Clone, Debug)]
+pub struct Root {
+    dir: String,
+    /// A searcher for `dir`, built once: every string of a record at least
+    /// as long as the root is searched.
+    finder: memchr::memmem::Finder<'static>,
+}
 
 impl Root {
     /// The root of a render at `dir` (absolute, cleaned).
     pub fn new(dir: &str) -> Root {
         let components = dir.split('/').filter(|c| !c.is_empty()).count();
-        Root(if components >= 2 {
+        let dir = if components >= 2 {
             dir.to_string()
         } else {
             String::new()
-        })
+        };
+        let finder = memchr::memmem::Finder::new(dir.as_bytes()).into_owned();
+        Root { dir, finder }
     }
+}
+
+impl Default for Root {
+    fn default() -> Root {
+        Root::new("")
+    }
+}
+
+/// The one-byte code of a common tag.
+fn tag_code(tag: &str) -> Option<u8> {
+    Some(match tag {
+        "" => 0,
+        "!!str" => 1,
+        "!!map" => 2,
+        "!!seq" => 3,
+        "!!int" => 4,
+        "!!bool" => 5,
+        "!!null" => 6,
+        "!!float" => 7,
+        "!!timestamp" => 8,
+        "!!binary" => 9,
+        "!!merge" => 10,
+        _ => return None,
+    })
 }
 
 /// Encodes node lists, events and results.
@@ -119,11 +150,9 @@ impl<'r> Encoder<'r> {
     }
 
     fn string(&mut self, s: &str) {
-        let root = self.root.0.as_str();
+        let root = self.root.dir.as_str();
         // Most strings are shorter than the root's path, so cannot hold it.
-        if root.is_empty()
-            || s.len() < root.len()
-            || memchr::memmem::find(s.as_bytes(), root.as_bytes()).is_none()
+        if root.is_empty() || s.len() < root.len() || self.root.finder.find(s.as_bytes()).is_none()
         {
             self.varint((s.len() as u64) << 1);
             self.out.extend_from_slice(s.as_bytes());
@@ -142,8 +171,8 @@ impl<'r> Encoder<'r> {
         }
         self.out.push(kind_code(node.kind));
         self.out.push(node.style.0);
-        match TAGS.iter().position(|t| *t == node.tag) {
-            Some(code) => self.out.push(code as u8),
+        match tag_code(&node.tag) {
+            Some(code) => self.out.push(code),
             None => {
                 self.out.push(CUSTOM_TAG);
                 self.string(&node.tag);
@@ -306,13 +335,16 @@ pub fn encode_nodes(nodes: &[Node], root: &Root) -> Option<Vec<u8>> {
     // output, which is encoded while nothing else runs) are encoded at
     // once on the render's pool.
     let parts: Vec<Vec<u8>> = nodes
-        .par_iter()
-        .map(|node| {
+        .par_chunks(PARALLEL_NODES / 2)
+        .map(|chunk| {
             let mut part = Encoder::new(root, b"");
-            part.node(node, 0)?;
+            for node in chunk {
+                part.node(node, 0)?;
+            }
             Some(part.out)
         })
         .collect::<Option<_>>()?;
+    e.out.reserve(parts.iter().map(Vec::len).sum());
     parts.iter().for_each(|part| e.out.extend_from_slice(part));
     Some(e.out)
 }
@@ -460,7 +492,7 @@ impl<'a> Decoder<'a> {
         let mut out = CompactString::default();
         for i in 0..n {
             if i > 0 {
-                out.push_str(&self.root.0);
+                out.push_str(&self.root.dir);
             }
             let len = usize::try_from(self.varint()?).ok()?;
             out.push_str(self.text(len)?);
@@ -645,6 +677,14 @@ mod tests {
     }
 
     const YAML: &str = "# head\napiVersion: v1 # line\nkind: ConfigMap\nmetadata:\n  name: &a x\n  annotations:\n    internal.config.kubernetes.io/package-path: /work/a/pkg/sub\n    other: '/work/a/pkg and /work/a/pkg'\ndata:\n  k: *a\n  f: !custom {x: [1, 2.5, null, true]}\n  lit: |\n    text\n# foot\n---\n- a\n- \"b\"\n";
+
+    #[test]
+    fn tag_codes_are_the_table_indices() {
+        for (i, tag) in TAGS.iter().enumerate() {
+            assert_eq!(tag_code(tag), Some(i as u8), "{tag}");
+        }
+        assert_eq!(tag_code("!custom"), None);
+    }
 
     #[test]
     fn nodes_round_trip_exactly() {

@@ -406,13 +406,24 @@ impl<'a> StepCache<'a> {
             Some(nodes) => Some(codec::encode_nodes(nodes, &self.root)?),
             None => None,
         };
-        let mut blob = nodes.as_ref().map(|bytes| Blob {
+        let unstored = |bytes: &Vec<u8>| Blob {
             digest: Digest::of(bytes),
             size: bytes.len() as u64,
             stored: false,
-        });
+        };
         let Some(key) = key.filter(|_| self.enabled()) else {
-            return blob;
+            return nodes.as_ref().map(unstored);
+        };
+        // The store names the blob by its digest: the output is hashed once.
+        let nodes_ref = nodes.as_ref().map(|bytes| self.blob_ref(NODES, bytes));
+        let mut blob = match (&nodes, &nodes_ref) {
+            (Some(_), Some(Some(stored))) => Some(Blob {
+                digest: stored.digest,
+                size: stored.size,
+                stored: false,
+            }),
+            (Some(bytes), _) => Some(unstored(bytes)),
+            (None, _) => None,
         };
         if self.verify {
             self.compare(key, blob.as_ref(), label);
@@ -420,8 +431,8 @@ impl<'a> StepCache<'a> {
         let recorded = (|| {
             let (meta, log_blob) = self.place_log(log)?;
             let mut outputs: Vec<BlobRef> = log_blob.into_iter().collect();
-            if let Some(bytes) = &nodes {
-                outputs.push(self.blob_ref(NODES, bytes)?);
+            if let Some(nodes_ref) = nodes_ref {
+                outputs.push(nodes_ref?);
             }
             self.on(self.store.put_step(key, &StepRecord::new(outputs, meta)))
         })();
