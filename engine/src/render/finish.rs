@@ -191,13 +191,17 @@ fn check_writable<'a>(
     root: &Path,
     paths: impl Iterator<Item = &'a String>,
 ) -> Result<(), RenderError> {
-    for path in paths {
+    // A stat and an open per file, on the pool (the first failure in path
+    // order is the one reported): a tree has thousands.
+    let paths: Vec<&String> = paths.collect();
+    crate::par::first_failure(&paths, |path| {
         let full = root.join(path);
         if full.exists() {
-            fsutil::check_file_writable(&full).map_err(|e| RenderError::Message(e.message))?;
+            fsutil::check_file_writable(&full).map_err(|e| RenderError::Message(e.message))
+        } else {
+            Ok(())
         }
-    }
-    Ok(())
+    })
 }
 
 /// The resources as one `ResourceList`, reader annotations kept.

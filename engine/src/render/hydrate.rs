@@ -317,6 +317,9 @@ impl<'a> Hydrator<'a> {
             });
         }
         validate_config_paths(pkg)?;
+        if let Some(cache) = self.cache {
+            cache.memos_loaded();
+        }
         let (output, blob) = self.run_mutators(pkg, input, digest, ctx)?;
         // Validators see the mutators' output: without mutators, the input.
         let digest = if pipeline.mutators.is_empty() {

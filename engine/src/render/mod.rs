@@ -298,7 +298,10 @@ pub fn render(
         bytes: &read_bytes,
         check: options.runner.check_direct,
     };
-    let existing = cache.as_ref().map(|_| &existing);
+    let existing = cache.as_ref().map(|c| {
+        c.memos_loaded();
+        &existing
+    });
     // kpt saves results after writing in place (and not at all when the
     // write fails), but before writing other outputs.
     let (written, results_file) = if options.output == Output::InPlace {

@@ -185,6 +185,9 @@ pub(super) struct StepCache<'a> {
     disabled: AtomicBool,
     failure: Mutex<Option<String>>,
     mismatch: Mutex<Option<String>>,
+    /// The thread loading the previous render's memos, until they are
+    /// needed ([`StepCache::memos_loaded`]).
+    memo_loader: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl<'a> StepCache<'a> {
@@ -203,9 +206,24 @@ impl<'a> StepCache<'a> {
             (None, true) => Snapshot::read(root_dir).ok().map(Arc::new),
             (None, false) => None,
         };
-        if !cache.verify {
-            load_item_memo(cache.store.as_ref());
-        }
+        // The memos (megabytes, for a large tree) load beside whatever the
+        // render does before its first step: reading the tree, replaying
+        // subtrees.
+        let memo_loader = (!cache.verify).then(|| {
+            let store = Arc::clone(&cache.store);
+            std::thread::Builder::new()
+                .name("krmgraph-memos".into())
+                .spawn(move || load_item_memo(store.as_ref()))
+        });
+        let memo_loader = match memo_loader {
+            Some(Ok(handle)) => Some(handle),
+            // No thread to be had: load them here.
+            Some(Err(_)) => {
+                load_item_memo(cache.store.as_ref());
+                None
+            }
+            None => None,
+        };
         StepCache {
             store: cache.store.as_ref(),
             root: Root::new(&root_dir.to_string_lossy()),
@@ -220,6 +238,23 @@ impl<'a> StepCache<'a> {
             disabled: AtomicBool::new(false),
             failure: Mutex::default(),
             mismatch: Mutex::default(),
+            memo_loader: Mutex::new(memo_loader),
+        }
+    }
+
+    /// Waits until the previous render's memos (items' texts, fixed points,
+    /// files' keys) are loaded: before any step runs and before the output
+    /// is written, so that what they save does not depend on timing.
+    pub fn memos_loaded(&self) {
+        let handle = self
+            .memo_loader
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(handle) = handle {
+            // A loader that panicked loaded nothing: the memos only save
+            // work.
+            let _ = handle.join();
         }
     }
 
@@ -581,6 +616,7 @@ impl<'a> StepCache<'a> {
     /// Makes the render's records durable, with the item memo for the next
     /// render.
     pub fn flush(&self) {
+        self.memos_loaded();
         if self.enabled() {
             self.save_item_memo();
             self.on(self.store.flush());
@@ -649,6 +685,12 @@ fn load_item_memo(store: &dyn Store) {
         if let Some((_, bytes)) = output(&hit, FILE_MEMO) {
             file_memo::import(bytes);
         }
+    }
+}
+
+impl Drop for StepCache<'_> {
+    fn drop(&mut self) {
+        self.memos_loaded();
     }
 }
 
