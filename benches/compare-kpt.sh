@@ -16,15 +16,7 @@
 # kpt tree's Kptfiles are spelled back to `image:` before comparing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-builtins= dir=${TMPDIR:-/tmp}
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --builtins) builtins=1; shift ;;
-    --dir) dir=$2; shift 2 ;;
-    *) break ;;
-  esac
-done
-fanout=${1:-4} depth=${2:-4} resources=${3:-20}
+. benches/tree-args.sh "$@"
 namespace_image=${NAMESPACE_IMAGE:-gcr.io/kpt-fn/set-namespace:v0.1.3}
 labels_image=${LABELS_IMAGE:-gcr.io/kpt-fn/set-labels:v0.1.4}
 cargo build --release -q -p krmgraph -p krmgraph-benches

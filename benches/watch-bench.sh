@@ -11,15 +11,7 @@
 # under $TMPDIR or /tmp; `--dir /dev/shm` for tmpfs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-builtins= dir=${TMPDIR:-/tmp}
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --builtins) builtins=1; shift ;;
-    --dir) dir=$2; shift 2 ;;
-    *) break ;;
-  esac
-done
-fanout=${1:-4} depth=${2:-4} resources=${3:-20}
+. benches/tree-args.sh "$@"
 cargo build --release -q -p krmgraph -p krmgraph-benches
 work=$(mktemp -d "$dir/watch-bench.XXXXXX")
 echo "work directory: $work ($(df --output=fstype "$work" | tail -1))"
