@@ -432,8 +432,8 @@ impl FunctionRunner {
         };
         let builtin = builtin::lookup(image).filter(|_| self.use_builtins)?;
         let direct = builtin.direct?;
-        if builtin.per_item {
-            return self.run_per_item(image, builtin, direct, input, function_config);
+        if let Some(per_item) = &builtin.per_item {
+            return self.run_per_item(image, builtin, per_item, direct, input, function_config);
         }
         let mut run = direct(input, function_config)?;
         let items = std::mem::take(&mut run.items);
@@ -454,12 +454,13 @@ impl FunctionRunner {
         &self,
         image: &str,
         builtin: &builtin::Builtin,
+        per_item: &builtin::PerItem,
         direct: builtin::direct::DirectFn,
         input: &mut [Node],
         function_config: Option<&Node>,
     ) -> Option<Result<builtin::direct::Output, FnError>> {
         let step = fixed_point::Step::new(image, builtin.version, function_config);
-        let (lookups, feet) = fixed_point::classify(&step, input);
+        let (mut lookups, feet) = fixed_point::classify(&step, input);
         let runs = foot_comment_runs(&feet);
         let mut given: Vec<Option<Node>> = vec![None; input.len()];
         let outputs: Vec<Vec<Node>> = runs
@@ -471,6 +472,7 @@ impl FunctionRunner {
                 given[i] = Some(node);
             }
         }
+        settle_round_tripped(per_item, input, &mut lookups, &given, function_config);
         let to_run: Vec<usize> = (0..input.len())
             .filter(|&i| given[i].is_none() && !lookups[i].is_known())
             .collect();
@@ -493,10 +495,11 @@ impl FunctionRunner {
         to_run
             .par_iter()
             .zip(run.items.par_iter())
-            .for_each(|(&i, output)| {
-                if let fixed_point::Lookup::Unknown(key) = &lookups[i] {
-                    fixed_point::learn(*key, &input[i], output);
+            .for_each(|(&i, output)| match &lookups[i] {
+                fixed_point::Lookup::Unknown(keyed) => {
+                    fixed_point::learn(per_item.family, keyed, &input[i], output);
                 }
+                _ => fixed_point::note_output(per_item.family, output),
             });
         let ran = std::mem::take(&mut run.items);
         let output = self
@@ -776,6 +779,46 @@ fn wrote_nothing(name: &str) -> String {
          write an empty ResourceList (kpt would delete every resource the function was given)",
         crate::gostr::quote(name)
     )
+}
+
+/// Makes known the items of `input` that [`fixed_point::classify`] did not
+/// know, that came out of `per_item`'s round trip
+/// ([`fixed_point::round_tripped`]) and that its transformation leaves
+/// alone: such an item comes back as it is. Items `given` (run on their
+/// own) are left as they are.
+fn settle_round_tripped(
+    per_item: &builtin::PerItem,
+    input: &[Node],
+    lookups: &mut [fixed_point::Lookup],
+    given: &[Option<Node>],
+    function_config: Option<&Node>,
+) {
+    let candidates: Vec<(usize, fixed_point::Known)> = lookups
+        .par_iter()
+        .enumerate()
+        .filter_map(|(i, lookup)| match lookup {
+            fixed_point::Lookup::Unknown(keyed) if given[i].is_none() => {
+                fixed_point::round_tripped(per_item.family, keyed).map(|known| (i, known))
+            }
+            _ => None,
+        })
+        .collect();
+    if candidates.is_empty() {
+        return;
+    }
+    let items: Vec<&Node> = candidates.iter().map(|(i, _)| &input[*i]).collect();
+    let Some(left_alone) = (per_item.leaves_alone)(&items, function_config) else {
+        return;
+    };
+    for ((i, known), alone) in candidates.into_iter().zip(left_alone) {
+        let fixed_point::Lookup::Unknown(keyed) = &lookups[i] else {
+            continue;
+        };
+        if alone {
+            fixed_point::know(keyed.key, known.clone());
+            lookups[i] = fixed_point::Lookup::Known(known);
+        }
+    }
 }
 
 /// One mutator inside kyaml's `kio.Pipeline`: the internal-annotation

@@ -529,20 +529,34 @@ pub fn fingerprint_skipping(node: &Node, skip: &[*const Node]) -> Fingerprint {
     fingerprints_skipping(node, skip).0.item
 }
 
-/// [`fingerprint_skipping`], and whether any node of `node` has a foot
-/// comment (found on the same walk).
-pub fn fingerprint_and_foot(node: &Node, skip: &[*const Node]) -> (Fingerprint, bool) {
-    let (fingerprints, foot) = fingerprints_skipping(node, skip);
+/// [`fingerprint_skipping`] of `node` less the mapping entries whose
+/// values are the `drop` nodes (keys, values and all), and whether any node
+/// of `node` has a foot comment (found on the same walk).
+pub fn fingerprint_and_foot(
+    node: &Node,
+    skip: &[*const Node],
+    drop: &[*const Node],
+) -> (Fingerprint, bool) {
+    let (fingerprints, foot) = fingerprints_dropping(node, skip, drop);
     (fingerprints.item, foot)
 }
 
 fn fingerprints_skipping(node: &Node, skip: &[*const Node]) -> (Fingerprints, bool) {
+    fingerprints_dropping(node, skip, &[])
+}
+
+fn fingerprints_dropping(
+    node: &Node,
+    skip: &[*const Node],
+    drop: &[*const Node],
+) -> (Fingerprints, bool) {
     let mut feed = Feed {
         bytes: Vec::with_capacity(4096),
         untagged: Vec::new(),
         nodes: 0,
         foot: false,
         skip,
+        drop,
     };
     feed.node(node);
     let text = *blake3::hash(&feed.bytes).as_bytes();
@@ -604,6 +618,8 @@ struct Feed<'s> {
     foot: bool,
     /// The nodes whose values are left out (the ids' values).
     skip: &'s [*const Node],
+    /// The values of the mapping entries left out whole.
+    drop: &'s [*const Node],
 }
 
 impl Feed<'_> {
@@ -638,6 +654,17 @@ impl Feed<'_> {
         for s in strings.iter().filter(|s| !s.is_empty()) {
             varint(out, s.len());
             out.extend_from_slice(s.as_bytes());
+        }
+        let drop = self.drop;
+        if node.kind == Kind::Mapping && !drop.is_empty() {
+            let kept =
+                |pair: &&[Node]| pair.len() < 2 || !drop.contains(&(&pair[1] as *const Node));
+            let pairs = node.content.chunks(2).filter(kept);
+            varint(out, pairs.clone().map(<[Node]>::len).sum());
+            for child in pairs.flatten() {
+                self.node(child);
+            }
+            return;
         }
         varint(out, node.content.len());
         for child in &node.content {

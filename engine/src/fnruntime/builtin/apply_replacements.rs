@@ -35,7 +35,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ApplyReplacements"],
         run: run_v0_1,
         direct: None,
-        per_item: false,
+        per_item: None,
     },
     Builtin {
         name: "apply-replacements",
@@ -45,7 +45,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ApplyReplacements"],
         run,
         direct: None,
-        per_item: false,
+        per_item: None,
     },
 ];
 

@@ -44,7 +44,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     config_kinds: &["ConfigMap", "EnsureNameSubstring"],
     run,
     direct: Some(run_direct),
-    per_item: false,
+    per_item: None,
 }];
 
 /// The kinds that are never renamed.

@@ -25,6 +25,15 @@
 //! as on the rest of the node boundary; `KRMGRAPH_CHECK_DIRECT=1` runs every
 //! such step on the bytes too and compares.
 //!
+//! An item met for the first time at a step can still be known without
+//! running it: when it came out of a step of the same round trip (the
+//! kustomize-era functions' JSON round trip and kpt's restoration, noted by
+//! its shape, the item less its ids and the values of its paths) and the
+//! step's transformation leaves its value alone, the step gives it back as
+//! it is ([`round_tripped`], [`super::PerItem`]). That is an item's second
+//! step at each level (its package's second function, then its parent's
+//! first), which would otherwise run in full only to be learnt.
+//!
 //! What is known is the process's (a `watch` renders many times); it starts
 //! over past a million items.
 
@@ -49,25 +58,34 @@ const LIMIT: usize = 1 << 20;
 
 const SHARDS: usize = 16;
 
-/// Annotations whose values change as an item goes up the tree, and which
-/// of them are ids (the rest are paths).
-const VARYING: [(&str, bool); 5] = [
-    (MIGRATION_ID, true),
-    (ID_ANNOTATION, true),
-    (LEGACY_ID_ANNOTATION, true),
-    (PATH_ANNOTATION, false),
-    (LEGACY_PATH_ANNOTATION, false),
-];
+/// The annotations kio.Pipeline sets around every function call and
+/// removes after it (the migration id and the two ids), numbered by
+/// position: left out of an item's fingerprint whole, and described apart.
+const IDS: [&str; 3] = [MIGRATION_ID, ID_ANNOTATION, LEGACY_ID_ANNOTATION];
+
+/// The path annotations, which gain the subpackage's directory as the item
+/// goes up the tree: their values are left out of the fingerprint.
+const PATHS: [&str; 2] = [PATH_ANNOTATION, LEGACY_PATH_ANNOTATION];
 
 /// One run of a per-item built-in: the image, its behaviour version and
 /// the functionConfig it gets.
 pub struct Step(Fingerprint);
 
+/// What an input item is known under: its key under the step, and its
+/// shape (the item less what varies, which every step shares: see
+/// [`round_tripped`]).
+#[derive(Clone, Copy)]
+pub struct Keyed {
+    /// The key under the step.
+    pub key: Fingerprint,
+    shape: Fingerprint,
+}
+
 impl Step {
     /// The step of `image` (behaviour `version`) with `config`.
     pub fn new(image: &str, version: &str, config: Option<&Node>) -> Step {
         let mut hasher = blake3::Hasher::new();
-        hasher.update(b"krmgraph fixed point v1\0");
+        hasher.update(b"krmgraph fixed point v2\0");
         for part in [image, version] {
             hasher.update(&(part.len() as u64).to_le_bytes());
             hasher.update(part.as_bytes());
@@ -83,48 +101,95 @@ impl Step {
     /// where an annotation that varies has a value the key cannot leave
     /// out.
     pub fn key(&self, item: &Node) -> Option<Fingerprint> {
-        self.key_and_foot(item).map(|(key, _)| key)
+        self.keyed(item).map(|keyed| keyed.key)
     }
 
-    /// [`Step::key`], and whether `item` has a foot comment, found on the
-    /// walk that keys it.
-    fn key_and_foot(&self, item: &Node) -> Option<(Fingerprint, bool)> {
-        let skip = varying_values(rnode::y_node(item))?;
-        let (fingerprint, foot) = item_memo::fingerprint_and_foot(item, &skip);
+    /// [`Step::key`] with the item's shape.
+    pub fn keyed(&self, item: &Node) -> Option<Keyed> {
+        self.keyed_and_foot(item).map(|(keyed, _)| keyed)
+    }
+
+    /// [`Step::key`] with the item's shape, and whether `item` has a foot
+    /// comment, found on the walk that keys it.
+    fn keyed_and_foot(&self, item: &Node) -> Option<(Keyed, bool)> {
+        let varying = varying(rnode::y_node(item))?;
+        let (shape, foot) =
+            item_memo::fingerprint_and_foot(item, &varying.paths, &varying.id_values);
         let mut hasher = blake3::Hasher::new();
         hasher.update(&self.0);
-        hasher.update(&fingerprint);
-        Some((*hasher.finalize().as_bytes(), foot))
+        hasher.update(&shape);
+        hasher.update(&varying.ids);
+        let key = *hasher.finalize().as_bytes();
+        Some((Keyed { key, shape }, foot))
     }
 }
 
-/// The value nodes of the annotations that vary, where each is one the
-/// function cannot tell from another.
-fn varying_values(root: &Node) -> Option<Vec<*const Node>> {
+/// The annotations of an item whose values vary as it goes up the tree.
+#[derive(Default)]
+struct Varying {
+    /// The values of the paths.
+    paths: Vec<*const Node>,
+    /// The values of the ids, whose entries are left out whole.
+    id_values: Vec<*const Node>,
+    /// Where the ids are among the annotations and how their keys and
+    /// values are styled: what the key keeps of them.
+    ids: Vec<u8>,
+}
+
+/// The annotations of `root` that vary, where each is one the function
+/// cannot tell from another: ids in kio.Pipeline's form (with nothing
+/// but a style and a tag), paths of plain characters that read as strings.
+fn varying(root: &Node) -> Option<Varying> {
     let Some(annotations) = rnode::field_value(root, rnode::METADATA_FIELD)
         .and_then(|m| rnode::field_value(m, rnode::ANNOTATIONS_FIELD))
     else {
-        return Some(Vec::new());
+        return Some(Varying::default());
     };
-    let mut skip = Vec::with_capacity(VARYING.len());
-    for (name, is_id) in VARYING {
-        let Some(entry) = rnode::field(annotations, name) else {
+    let mut varying = Varying::default();
+    let mut seen = [false; IDS.len() + PATHS.len()];
+    for (position, pair) in annotations.content.chunks_exact(2).enumerate() {
+        let (key, value) = (&pair[0], &pair[1]);
+        let name = key.value.as_str();
+        let Some(which) = IDS.iter().chain(&PATHS).position(|n| *n == name) else {
             continue;
         };
-        let value = entry.value;
-        let alike = value.kind == Kind::Scalar
-            && value.anchor().is_empty()
-            && if is_id {
-                item_memo::is_id(&value.value)
-            } else {
-                is_plain_path(&value.value)
-            };
-        if !alike {
+        if std::mem::replace(&mut seen[which], true)
+            || key.kind != Kind::Scalar
+            || value.kind != Kind::Scalar
+            || !value.anchor().is_empty()
+        {
             return None;
         }
-        skip.push(value as *const Node);
+        if which >= IDS.len() {
+            if !is_plain_path(&value.value) {
+                return None;
+            }
+            varying.paths.push(value);
+            continue;
+        }
+        if !item_memo::is_id(&value.value) || !bare(key) || !bare(value) {
+            return None;
+        }
+        varying.id_values.push(value);
+        let ids = &mut varying.ids;
+        ids.push(which as u8);
+        ids.extend_from_slice(&(position as u32).to_le_bytes());
+        for node in [key, value] {
+            ids.push(node.style.0);
+            item_memo::put_bytes(ids, node.tag.as_bytes());
+        }
     }
-    Some(skip)
+    Some(varying)
+}
+
+/// Whether `node` has nothing a fingerprint would see but its kind, value,
+/// style and tag.
+fn bare(node: &Node) -> bool {
+    node.anchor().is_empty()
+        && node.head_comment().is_empty()
+        && node.line_comment().is_empty()
+        && node.foot_comment().is_empty()
+        && node.content.is_empty()
 }
 
 /// A path every writer writes in whatever style it has, whatever its
@@ -141,55 +206,120 @@ fn is_plain_path(value: &str) -> bool {
 }
 
 /// What is known of one fixed point: how the migration id reads back.
-type Known = Option<MigrationIdLook>;
+pub type Known = Option<MigrationIdLook>;
 
 /// A known fixed point, and whether this process looked it up or learnt
 /// it (what [`export`] keeps).
 type Entry = (Known, bool);
 
-struct Set {
-    shards: [Mutex<HashMap<Fingerprint, Entry>>; SHARDS],
+/// A process-wide map by fingerprint, sharded for the render's pool, that
+/// starts over past [`LIMIT`] entries.
+struct Set<V> {
+    shards: [Mutex<HashMap<Fingerprint, V>>; SHARDS],
     len: AtomicUsize,
 }
 
-fn set() -> &'static Set {
-    static SET: OnceLock<Set> = OnceLock::new();
-    SET.get_or_init(|| Set {
-        shards: std::array::from_fn(|_| Mutex::default()),
-        len: Default::default(),
-    })
+impl<V> Set<V> {
+    fn new() -> Set<V> {
+        Set {
+            shards: std::array::from_fn(|_| Mutex::default()),
+            len: Default::default(),
+        }
+    }
+
+    fn shard(&self, key: &Fingerprint) -> MutexGuard<'_, HashMap<Fingerprint, V>> {
+        self.shards[usize::from(key[0]) % SHARDS]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Keeps `value` under `key` unless one is there already; when full,
+    /// starts over first.
+    fn insert(&self, key: Fingerprint, value: V) {
+        if self.len.fetch_add(1, Ordering::Relaxed) >= LIMIT {
+            for shard in &self.shards {
+                shard.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            }
+            self.len.store(1, Ordering::Relaxed);
+        }
+        self.shard(&key).entry(key).or_insert(value);
+    }
 }
 
-fn shard(key: &Fingerprint) -> MutexGuard<'static, HashMap<Fingerprint, Entry>> {
-    set().shards[usize::from(key[0]) % SHARDS]
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+/// The known fixed points, by key.
+fn set() -> &'static Set<Entry> {
+    static SET: OnceLock<Set<Entry>> = OnceLock::new();
+    SET.get_or_init(Set::new)
 }
 
 /// Whether the item under `key` is a known fixed point, and how its
 /// migration id reads back.
 pub fn lookup(key: &Fingerprint) -> Option<Known> {
-    let mut shard = shard(key);
+    let mut shard = set().shard(key);
     let (known, used) = shard.get_mut(key)?;
     *used = true;
     Some(known.clone())
 }
 
-/// Knows `key`, unless the set is full: then it starts over.
-fn insert(key: Fingerprint, entry: Entry) {
-    let set = set();
-    if set.len.fetch_add(1, Ordering::Relaxed) >= LIMIT {
-        for shard in &set.shards {
-            shard.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        }
-        set.len.store(1, Ordering::Relaxed);
-    }
-    shard(&key).entry(key).or_insert(entry);
+/// Knows `key` as a fixed point whose migration id reads back as `known`
+/// says, as used by this process.
+pub fn know(key: Fingerprint, known: Known) {
+    set().insert(key, (known, true));
+}
+
+/// The items that came out of a round trip: by family and shape, how
+/// their migration id read back.
+///
+/// The kustomize-era functions send every item through the same JSON
+/// round trip, and kpt restores the comments and field order of what comes
+/// back from the item that went in. What comes out of that is the round
+/// trip of its own value, in its own order, with its own comments: so a
+/// function of the family whose transformation leaves such an item as the
+/// function reads it gives it back as it is ([`super::PerItem`]). That is
+/// the second step an item meets at each level of a monorepo (its
+/// package's other function, then its parent's first), which would
+/// otherwise run in full to be learnt. `KRMGRAPH_CHECK_DIRECT=1` runs
+/// those steps on the bytes too.
+fn round_tripped_set() -> &'static Set<Known> {
+    static SET: OnceLock<Set<Known>> = OnceLock::new();
+    SET.get_or_init(Set::new)
+}
+
+fn family_key(family: &str, shape: &Fingerprint) -> Fingerprint {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(family.as_bytes());
+    hasher.update(&[0]);
+    hasher.update(shape);
+    *hasher.finalize().as_bytes()
+}
+
+/// Notes that an item of this `shape` came out of `family`'s round trip,
+/// its migration id reading back as `known` says.
+fn note_round_tripped(family: &str, shape: &Fingerprint, known: Known) {
+    round_tripped_set().insert(family_key(family, shape), known);
+}
+
+/// Notes `restored`, a restored output item of a step of `family`, as
+/// having come out of its round trip.
+pub fn note_output(family: &str, restored: &Node) {
+    let Some(varying) = varying(rnode::y_node(restored)) else {
+        return;
+    };
+    let (shape, _) =
+        item_memo::fingerprint_and_foot(restored, &varying.paths, &varying.id_values);
+    note_round_tripped(family, &shape, item_memo::migration_id_look(restored));
+}
+
+/// How the migration id of an item of this shape read back, if one came
+/// out of `family`'s round trip.
+pub fn round_tripped(family: &str, keyed: &Keyed) -> Option<Known> {
+    let key = family_key(family, &keyed.shape);
+    round_tripped_set().shard(&key).get(&key).cloned()
 }
 
 /// The start of an exported set: what wrote it.
 const EXPORT_HEADER: &[u8] =
-    concat!("krmgraph fixed points v1 ", env!("CARGO_PKG_VERSION"), "\n").as_bytes();
+    concat!("krmgraph fixed points v2 ", env!("CARGO_PKG_VERSION"), "\n").as_bytes();
 
 /// The fixed points this process looked up or learnt (what the ancestors
 /// of an edited package meet again), for a later process to [`import`];
@@ -227,7 +357,7 @@ pub fn import(bytes: &[u8]) -> usize {
     };
     let count = entries.len();
     for (key, known) in entries {
-        insert(key, (known, false));
+        set().insert(key, (known, false));
     }
     count
 }
@@ -260,13 +390,18 @@ pub fn output(mut item: Node, known: &Known) -> crate::kyaml::Result<Node> {
     Ok(item)
 }
 
-/// Learns `input` (under `key`) as a fixed point if `output`, the step's
-/// restored output for it, is what [`output`] would make of it.
-pub fn learn(key: Fingerprint, input: &Node, restored: &Node) {
+/// Learns `input` (under `keyed`) as a fixed point if `restored`, the
+/// step's restored output for it, is what [`output`] would make of it;
+/// either way notes `restored` as having come out of `family`'s round
+/// trip.
+pub fn learn(family: &str, keyed: &Keyed, input: &Node, restored: &Node) {
     if !same_less_ids(rnode::y_node(input), restored, Depth::Root) {
+        note_output(family, restored);
         return;
     }
-    insert(key, (item_memo::migration_id_look(restored), true));
+    let known = item_memo::migration_id_look(restored);
+    note_round_tripped(family, &keyed.shape, known.clone());
+    know(keyed.key, known);
 }
 
 /// Where [`same_less_ids`] is in an item.
@@ -338,11 +473,11 @@ pub fn classify(step: &Step, input: &[Node]) -> (Vec<Lookup>, Vec<bool>) {
     use rayon::prelude::*;
     input
         .par_iter()
-        .map(|item| match step.key_and_foot(item) {
+        .map(|item| match step.keyed_and_foot(item) {
             None => (Lookup::Unkeyed, byteio::has_foot_comment(item)),
-            Some((key, foot)) => match lookup(&key) {
+            Some((keyed, foot)) => match lookup(&keyed.key) {
                 Some(known) => (Lookup::Known(known), foot),
-                None => (Lookup::Unknown(key), foot),
+                None => (Lookup::Unknown(keyed), foot),
             },
         })
         .unzip()
@@ -353,7 +488,7 @@ pub enum Lookup {
     /// A known fixed point.
     Known(Known),
     /// Not known yet; learnt under this key.
-    Unknown(Fingerprint),
+    Unknown(Keyed),
     /// Never known: a varying annotation has a value the key cannot leave
     /// out.
     Unkeyed,
@@ -384,8 +519,9 @@ mod tests {
     fn an_export_holds_what_was_used_and_a_damaged_one_is_refused() {
         let step = Step::new("test-export", "1", None);
         let input = item("x/export.yaml", "3", "");
-        let key = step.key(&input).unwrap();
-        learn(key, &input, &output(input.clone(), &None).unwrap());
+        let keyed = step.keyed(&input).unwrap();
+        let key = keyed.key;
+        learn("test", &keyed, &input, &output(input.clone(), &None).unwrap());
         let bytes = export().expect("one fixed point at least");
         let entries = decode_export(&bytes).expect("reads back");
         assert!(entries
@@ -417,13 +553,14 @@ mod tests {
     fn only_an_output_that_is_the_input_less_its_ids_is_learnt() {
         let step = Step::new("test-learn", "1", None);
         let input = item("x/learn.yaml", "3", "");
-        let key = step.key(&input).unwrap();
+        let keyed = step.keyed(&input).unwrap();
+        let key = keyed.key;
         let mut changed = output(input.clone(), &None).unwrap();
         rnode::set_annotation(&mut changed, "x", "y").unwrap();
-        learn(key, &input, &changed);
+        learn("test", &keyed, &input, &changed);
         assert!(lookup(&key).is_none());
         let same = output(input.clone(), &None).unwrap();
-        learn(key, &input, &same);
+        learn("test", &keyed, &input, &same);
         let known = lookup(&key).expect("learnt");
         // In place, the comparison is the one with a copy made the way a
         // known item's output is made.
@@ -469,5 +606,41 @@ mod tests {
                 .map(|v| v.value.as_str()),
             Some("y/x/learn.yaml")
         );
+    }
+
+    #[test]
+    fn an_output_is_known_as_round_tripped_by_its_shape_at_the_next_step() {
+        // A restored output: ids gone, the migration id as it read back.
+        let restored = parse(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    \
+             internal.config.kubernetes.io/path: x/shape.yaml\n    \
+             internal.config.kubernetes.io/annotations-migration-resource-id: \"4\"\n\
+             data:\n  k: v\n",
+        );
+        note_output("test-shape", &restored);
+        // The same item as the next step's input: the migration id and
+        // the ids set again (other values, kpt's style), elsewhere a path.
+        let next = |path: &str, value: &str| {
+            let mut item = parse(&format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    \
+                 internal.config.kubernetes.io/path: {path}\n\
+                 data:\n  k: {value}\n"
+            ));
+            rnode::set_annotation(&mut item, MIGRATION_ID, "9").unwrap();
+            rnode::set_annotation(&mut item, ID_ANNOTATION, "10").unwrap();
+            rnode::set_annotation(&mut item, LEGACY_ID_ANNOTATION, "10").unwrap();
+            item
+        };
+        let step = Step::new("test-shape", "1", None);
+        let keyed = step.keyed(&next("y/x/shape.yaml", "v")).unwrap();
+        let look = round_tripped("test-shape", &keyed).expect("known by its shape");
+        assert_eq!(look, item_memo::migration_id_look(&restored));
+        assert!(round_tripped("another family", &keyed).is_none());
+        let other = step.keyed(&next("x/shape.yaml", "w")).unwrap();
+        assert!(round_tripped("test-shape", &other).is_none(), "another value");
+        // Ids the key cannot leave out leave the item unkeyed.
+        let mut odd = next("x/shape.yaml", "v");
+        rnode::set_annotation(&mut odd, ID_ANNOTATION, "x").unwrap();
+        assert!(step.keyed(&odd).is_none());
     }
 }

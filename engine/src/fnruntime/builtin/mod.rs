@@ -34,6 +34,7 @@ pub mod set_namespace;
 pub mod starlark;
 
 use super::exec::ProcessOutput;
+use crate::yaml::Node;
 
 /// A built-in function: the ResourceList bytes in, the process result out.
 pub type RunFn = fn(input: &[u8]) -> ProcessOutput;
@@ -57,12 +58,27 @@ pub struct Builtin {
     pub run: RunFn,
     /// The same function on nodes, where it has that form ([`direct`]).
     pub direct: Option<direct::DirectFn>,
-    /// Whether, on nodes, each output item depends only on the matching
+    /// Set where, on nodes, each output item depends only on the matching
     /// input item and the functionConfig, with no results and no stderr on
     /// success: the step then runs only on the items not known to come
     /// back as they are ([`fixed_point`]).
-    pub per_item: bool,
+    pub per_item: Option<PerItem>,
 }
+
+/// What the engine knows of a per-item built-in ([`Builtin::per_item`]).
+#[derive(Clone, Copy)]
+pub struct PerItem {
+    /// The round trip its output items come out of, shared by the
+    /// functions that name the same one ([`fixed_point::round_tripped`]).
+    pub family: &'static str,
+    /// Which of `items` (each as kpt's side holds it, ids set) the
+    /// transformation with this functionConfig leaves exactly as the
+    /// function reads them; `None` when the config does not configure it.
+    pub leaves_alone: LeavesAloneFn,
+}
+
+/// [`PerItem::leaves_alone`].
+pub type LeavesAloneFn = fn(items: &[&Node], config: Option<&Node>) -> Option<Vec<bool>>;
 
 impl std::fmt::Debug for Builtin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -103,7 +119,7 @@ static BASE: &[Builtin] = &[
         config_kinds: &[],
         run: no_op::run,
         direct: Some(no_op::run_direct),
-        per_item: false,
+        per_item: None,
     },
     Builtin {
         name: "drop-comments",
@@ -113,7 +129,7 @@ static BASE: &[Builtin] = &[
         config_kinds: &[],
         run: drop_comments::run,
         direct: Some(drop_comments::run_direct),
-        per_item: false,
+        per_item: None,
     },
 ];
 

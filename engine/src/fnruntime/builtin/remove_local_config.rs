@@ -22,7 +22,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     config_kinds: &[],
     run,
     direct: Some(run_direct),
-    per_item: false,
+    per_item: None,
 }];
 
 /// The annotation that marks local configuration.

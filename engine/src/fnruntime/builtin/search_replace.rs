@@ -32,7 +32,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap"],
         run: run_v0_1,
         direct: Some(run_direct_v0_1),
-        per_item: false,
+        per_item: None,
     },
     Builtin {
         name: "search-replace",
@@ -42,7 +42,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap"],
         run,
         direct: Some(run_direct),
-        per_item: false,
+        per_item: None,
     },
 ];
 

@@ -47,7 +47,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetLabels"],
         run,
         direct: Some(run_direct),
-        per_item: false,
+        per_item: None,
     },
     Builtin {
         name: "set-labels",
@@ -57,7 +57,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetLabels"],
         run: run_v0_2,
         direct: Some(run_direct_v0_2),
-        per_item: false,
+        per_item: None,
     },
     Builtin {
         name: "set-labels",
@@ -67,7 +67,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetLabels"],
         run: run_v0_2,
         direct: Some(run_direct_v0_2),
-        per_item: false,
+        per_item: None,
     },
 ];
 

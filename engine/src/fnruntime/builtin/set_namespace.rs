@@ -53,7 +53,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetNamespace"],
         run: run_v0_2,
         direct: Some(run_direct_v0_2),
-        per_item: false,
+        per_item: None,
     },
     Builtin {
         name: "set-namespace",
@@ -66,7 +66,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetNamespace"],
         run,
         direct: Some(run_direct),
-        per_item: false,
+        per_item: None,
     },
     Builtin {
         name: "set-namespace",
@@ -76,7 +76,7 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetNamespace"],
         run,
         direct: Some(run_direct),
-        per_item: false,
+        per_item: None,
     },
 ];
 

@@ -6,6 +6,8 @@
 //! missing mappings when the spec says `create`, and calls a setter on the
 //! field at the end.
 
+use compact_str::CompactString;
+
 use super::error::{FieldError, RunError};
 use crate::kyaml::rnode::{self, FieldSetter};
 use crate::yaml::node::tag;
@@ -25,6 +27,8 @@ pub struct FieldSpec {
     pub path: String,
     /// Whether the missing fields along the path are created.
     pub create: bool,
+    /// `path` split into field names, once: every item walks it.
+    parts: Vec<String>,
 }
 
 impl FieldSpec {
@@ -36,17 +40,20 @@ impl FieldSpec {
             kind: kind.into(),
             path: path.into(),
             create,
+            parts: split_path(path),
         }
     }
 
     /// Reads a spec from a config's `fieldSpecs` item.
     pub fn decode(node: &Node) -> FieldSpec {
         let text = |name: &str| rnode::get_value(rnode::field_value(node, name)).to_string();
+        let path = text("path");
         FieldSpec {
             group: text("group"),
             version: text("version"),
             kind: text("kind"),
-            path: text("path"),
+            parts: split_path(&path),
+            path,
             create: is_true(&text("create")),
         }
     }
@@ -135,20 +142,25 @@ pub fn apply(
     create: Create,
     set: Setter,
 ) -> Result<(), RunError> {
-    for spec in specs {
+    // Read again after each spec that applies, which could have changed it.
+    let type_meta = |item: &Node| {
         let (api_version, kind) = rnode::type_meta(rnode::y_node(item));
-        if !spec.matches(api_version, kind) {
+        (CompactString::from(api_version), CompactString::from(kind))
+    };
+    let (mut api_version, mut kind) = type_meta(item);
+    for spec in specs {
+        if !spec.matches(&api_version, &kind) {
             continue;
         }
-        let path = split_path(&spec.path);
         let walk = Walk { spec, create, set };
-        if let Err(cause) = walk.filter(rnode::y_node_mut(item), &path) {
+        if let Err(cause) = walk.filter(rnode::y_node_mut(item), &spec.parts) {
             return Err(RunError::Field {
                 path: spec.path.clone(),
                 object: crate::kyaml::node_to_string(item).unwrap_or_default(),
                 cause,
             });
         }
+        (api_version, kind) = type_meta(item);
     }
     Ok(())
 }

@@ -32,7 +32,7 @@ pub mod namespace;
 use super::apply_setters::report;
 use rayon::prelude::*;
 
-use super::{direct, framework, Builtin};
+use super::{direct, framework, Builtin, PerItem};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::yaml::Node;
 use error::{ConfigError, Error, RunError};
@@ -42,6 +42,10 @@ use error::{ConfigError, Error, RunError};
 const TAGS: &[&str] = &[
     "v0.1", "v0.1.0", "v0.1.1", "v0.1.2", "v0.1.3", "v0.1.4", "v0.1.5",
 ];
+
+/// The round trip every item of the three goes through
+/// ([`json_roundtrip`]), for [`PerItem::family`].
+const FAMILY: &str = "kustomize-era JSON round trip v1";
 
 /// The kustomize-era images krmgraph runs in process.
 pub static BUILTINS: &[Builtin] = &[
@@ -53,7 +57,10 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetNamespaceConfig"],
         run: run::<namespace::SetNamespace>,
         direct: Some(run_direct::<namespace::SetNamespace>),
-        per_item: true,
+        per_item: Some(PerItem {
+            family: FAMILY,
+            leaves_alone: leaves_alone::<namespace::SetNamespace>,
+        }),
     },
     Builtin {
         name: "set-labels",
@@ -63,7 +70,10 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetLabelConfig"],
         run: run::<labels::SetLabels>,
         direct: Some(run_direct::<labels::SetLabels>),
-        per_item: true,
+        per_item: Some(PerItem {
+            family: FAMILY,
+            leaves_alone: leaves_alone::<labels::SetLabels>,
+        }),
     },
     Builtin {
         name: "set-annotations",
@@ -73,7 +83,10 @@ pub static BUILTINS: &[Builtin] = &[
         config_kinds: &["ConfigMap", "SetAnnotationConfig"],
         run: run::<annotations::SetAnnotations>,
         direct: Some(run_direct::<annotations::SetAnnotations>),
-        per_item: true,
+        per_item: Some(PerItem {
+            family: FAMILY,
+            leaves_alone: leaves_alone::<annotations::SetAnnotations>,
+        }),
     },
 ];
 
@@ -142,6 +155,57 @@ pub fn run_direct<F: Function>(items: &[Node], fn_config: Option<&Node>) -> Opti
         items,
         ..direct::Output::default()
     })
+}
+
+/// [`PerItem::leaves_alone`] for `F`: which items its transformation
+/// leaves with the same value as it reads them ([`same_value`]), which is
+/// all the JSON round trip after it sees.
+pub fn leaves_alone<F: Function>(items: &[&Node], fn_config: Option<&Node>) -> Option<Vec<bool>> {
+    let config = match fn_config {
+        Some(c) => Some(direct::config_as_read(c, false)?),
+        None => None,
+    };
+    let function = F::configure(config.as_ref()).ok()?;
+    let left_alone = items
+        .par_iter()
+        .map(|item| {
+            let Some(read) = direct::as_read(item) else {
+                return false;
+            };
+            let mut transformed = read.clone();
+            function.transform(&mut transformed).is_ok() && same_value(&transformed, &read)
+        })
+        .collect();
+    Some(left_alone)
+}
+
+/// Whether `a` and `b` hold the same value as the JSON round trip reads
+/// it: the same kinds, scalar values and resolved tags, entries in the same
+/// order. Styles and comments aside; `false` for anchors, aliases and tags
+/// other than the core schema's.
+fn same_value(a: &Node, b: &Node) -> bool {
+    use crate::yaml::node::tag;
+    use crate::yaml::Kind;
+    fn resolved(n: &Node) -> Option<&str> {
+        let t = match n.kind {
+            _ if !n.tag.is_empty() => n.tag.as_str(),
+            Kind::Mapping => tag::MAP,
+            Kind::Sequence => tag::SEQ,
+            _ if n.style.is_non_plain_scalar() => tag::STR,
+            _ => crate::yaml::resolve::resolve_tag(&n.value),
+        };
+        [tag::STR, tag::INT, tag::BOOL, tag::FLOAT, tag::NULL, tag::MAP, tag::SEQ]
+            .contains(&t)
+            .then_some(t)
+    }
+    a.kind == b.kind
+        && a.kind != Kind::Alias
+        && a.anchor().is_empty()
+        && b.anchor().is_empty()
+        && a.value == b.value
+        && resolved(a).is_some_and(|t| Some(t) == resolved(b))
+        && a.content.len() == b.content.len()
+        && a.content.iter().zip(&b.content).all(|(x, y)| same_value(x, y))
 }
 
 #[cfg(test)]

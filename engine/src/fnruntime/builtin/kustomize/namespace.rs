@@ -30,13 +30,18 @@ pub struct SetNamespace {
     pub namespace: String,
     /// Field specs beyond `metadata/namespace` and the binding subjects.
     pub field_specs: Vec<FieldSpec>,
+    /// The `metadata/namespace` spec of namespaced kinds.
+    metadata_namespace: [FieldSpec; 1],
 }
 
 impl Function for SetNamespace {
     const CONFIG_KIND: &'static str = "SetNamespaceConfig";
 
     fn configure(fn_config: Option<&Node>) -> Result<SetNamespace, ConfigError> {
-        let mut f = SetNamespace::default();
+        let mut f = SetNamespace {
+            metadata_namespace: [FieldSpec::new("", "", "", "metadata/namespace", true)],
+            ..SetNamespace::default()
+        };
         match config::kind(fn_config, Self::CONFIG_KIND)? {
             config::Kind::ConfigMap(data) => {
                 // `data` is a Go map: of repeated keys, the last wins.
@@ -71,8 +76,7 @@ impl Function for SetNamespace {
         let (api_version, kind) = (api_version.to_string(), kind.to_string());
         let set = fieldspec::set_scalar(&self.namespace);
         if !is_cluster_scoped(&api_version, &kind) {
-            let meta = [FieldSpec::new("", "", "", "metadata/namespace", true)];
-            fieldspec::apply(&meta, item, Create::Scalar, &set)?;
+            fieldspec::apply(&self.metadata_namespace, item, Create::Scalar, &set)?;
         }
         if kind == "RoleBinding" || kind == "ClusterRoleBinding" {
             self.set_subjects(rnode::y_node_mut(item))?;

@@ -178,3 +178,39 @@ fn registered_for_the_v0_1_tags() {
         assert!(lookup(image).is_some_and(|b| b.version == "1"), "{image}");
     }
 }
+
+#[test]
+fn leaves_alone_is_about_the_value_the_round_trip_reads() {
+    use crate::kyaml::rnode::tests::parse;
+    let config = parse(CONFIGMAP_NS);
+    let service = |namespace: &str| {
+        parse(&format!(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: s # c\n{namespace}spec:\n  port: 80\n"
+        ))
+    };
+    let items = [
+        service("  namespace: staging\n"),
+        // Another style of the same string: the same value.
+        service("  namespace: 'staging'\n"),
+        service(""),
+        service("  namespace: prod\n"),
+    ];
+    let items: Vec<&Node> = items.iter().collect();
+    let left_alone = leaves_alone::<SetNamespace>(&items, Some(&config)).unwrap();
+    assert_eq!(left_alone, [true, true, false, false]);
+    // A config the function refuses answers nothing.
+    let empty = parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: f\ndata:\n  namespace: ''\n");
+    assert!(leaves_alone::<SetNamespace>(&items, Some(&empty)).is_none());
+}
+
+#[test]
+fn same_value_sees_resolved_tags_and_order_not_styles() {
+    use crate::kyaml::rnode::tests::parse;
+    let same = |a: &str, b: &str| same_value(&parse(a), &parse(b));
+    assert!(same("a: x\nb: 1\n", "a: \"x\"\nb: 1 # c\n"));
+    assert!(!same("a: \"1\"\n", "a: 1\n"), "a string is not an int");
+    assert!(!same("a: x\nb: y\n", "b: y\na: x\n"), "entries in order");
+    assert!(!same("a: [x]\n", "a: [x, y]\n"));
+    assert!(!same("a: &x x\n", "a: &x x\n"), "anchors are declined");
+    assert!(!same("a: !!binary eA==\n", "a: !!binary eA==\n"), "other tags too");
+}

@@ -41,7 +41,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     config_kinds: &["StarlarkRun", "ConfigMap"],
     run,
     direct: Some(run_direct),
-    per_item: false,
+    per_item: None,
 }];
 
 /// Runs the function.
