@@ -305,8 +305,7 @@ pub fn note_output(family: &str, restored: &Node) {
     let Some(varying) = varying(rnode::y_node(restored)) else {
         return;
     };
-    let (shape, _) =
-        item_memo::fingerprint_and_foot(restored, &varying.paths, &varying.id_values);
+    let (shape, _) = item_memo::fingerprint_and_foot(restored, &varying.paths, &varying.id_values);
     note_round_tripped(family, &shape, item_memo::migration_id_look(restored));
 }
 
@@ -521,7 +520,12 @@ mod tests {
         let input = item("x/export.yaml", "3", "");
         let keyed = step.keyed(&input).unwrap();
         let key = keyed.key;
-        learn("test", &keyed, &input, &output(input.clone(), &None).unwrap());
+        learn(
+            "test",
+            &keyed,
+            &input,
+            &output(input.clone(), &None).unwrap(),
+        );
         let bytes = export().expect("one fixed point at least");
         let entries = decode_export(&bytes).expect("reads back");
         assert!(entries
@@ -637,7 +641,10 @@ mod tests {
         assert_eq!(look, item_memo::migration_id_look(&restored));
         assert!(round_tripped("another family", &keyed).is_none());
         let other = step.keyed(&next("x/shape.yaml", "w")).unwrap();
-        assert!(round_tripped("test-shape", &other).is_none(), "another value");
+        assert!(
+            round_tripped("test-shape", &other).is_none(),
+            "another value"
+        );
         // Ids the key cannot leave out leave the item unkeyed.
         let mut odd = next("x/shape.yaml", "v");
         rnode::set_annotation(&mut odd, ID_ANNOTATION, "x").unwrap();

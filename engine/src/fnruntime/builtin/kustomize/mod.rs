@@ -194,9 +194,17 @@ fn same_value(a: &Node, b: &Node) -> bool {
             _ if n.style.is_non_plain_scalar() => tag::STR,
             _ => crate::yaml::resolve::resolve_tag(&n.value),
         };
-        [tag::STR, tag::INT, tag::BOOL, tag::FLOAT, tag::NULL, tag::MAP, tag::SEQ]
-            .contains(&t)
-            .then_some(t)
+        [
+            tag::STR,
+            tag::INT,
+            tag::BOOL,
+            tag::FLOAT,
+            tag::NULL,
+            tag::MAP,
+            tag::SEQ,
+        ]
+        .contains(&t)
+        .then_some(t)
     }
     a.kind == b.kind
         && a.kind != Kind::Alias
@@ -205,7 +213,10 @@ fn same_value(a: &Node, b: &Node) -> bool {
         && a.value == b.value
         && resolved(a).is_some_and(|t| Some(t) == resolved(b))
         && a.content.len() == b.content.len()
-        && a.content.iter().zip(&b.content).all(|(x, y)| same_value(x, y))
+        && a.content
+            .iter()
+            .zip(&b.content)
+            .all(|(x, y)| same_value(x, y))
 }
 
 #[cfg(test)]

@@ -199,7 +199,8 @@ fn leaves_alone_is_about_the_value_the_round_trip_reads() {
     let left_alone = leaves_alone::<SetNamespace>(&items, Some(&config)).unwrap();
     assert_eq!(left_alone, [true, true, false, false]);
     // A config the function refuses answers nothing.
-    let empty = parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: f\ndata:\n  namespace: ''\n");
+    let empty =
+        parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: f\ndata:\n  namespace: ''\n");
     assert!(leaves_alone::<SetNamespace>(&items, Some(&empty)).is_none());
 }
 
@@ -212,5 +213,8 @@ fn same_value_sees_resolved_tags_and_order_not_styles() {
     assert!(!same("a: x\nb: y\n", "b: y\na: x\n"), "entries in order");
     assert!(!same("a: [x]\n", "a: [x, y]\n"));
     assert!(!same("a: &x x\n", "a: &x x\n"), "anchors are declined");
-    assert!(!same("a: !!binary eA==\n", "a: !!binary eA==\n"), "other tags too");
+    assert!(
+        !same("a: !!binary eA==\n", "a: !!binary eA==\n"),
+        "other tags too"
+    );
 }
