@@ -634,24 +634,35 @@ impl Feed<'_> {
             None => node.tag.as_str(),
         };
         self.nodes += 1;
-        self.foot |= !node.foot_comment().is_empty();
-        let strings = [
-            tag,
-            value,
-            node.anchor(),
-            node.head_comment(),
-            node.line_comment(),
-            node.foot_comment(),
-        ];
+        let out = &mut self.bytes;
+        // Most nodes have no anchor or comments: only two strings to feed.
+        let extras: [&str; 4] = match &node.extras {
+            None => [""; 4],
+            Some(_) => {
+                self.foot |= !node.foot_comment().is_empty();
+                [
+                    node.anchor(),
+                    node.head_comment(),
+                    node.line_comment(),
+                    node.foot_comment(),
+                ]
+            }
+        };
+        let strings = [tag, value];
         let present = strings
             .iter()
+            .chain(&extras)
             .enumerate()
             .fold(u8::from(skipped) << 6, |flags, (i, s)| {
                 flags | u8::from(!s.is_empty()) << i
             });
-        let out = &mut self.bytes;
         out.extend_from_slice(&[node.kind as u8, node.style.0, present]);
-        for s in strings.iter().filter(|s| !s.is_empty()) {
+        let fed = if node.extras.is_some() {
+            &extras[..]
+        } else {
+            &[]
+        };
+        for s in strings.iter().chain(fed).filter(|s| !s.is_empty()) {
             varint(out, s.len());
             out.extend_from_slice(s.as_bytes());
         }
