@@ -34,6 +34,7 @@ use rayon::prelude::*;
 
 use super::{direct, framework, Builtin, PerItem};
 use crate::fnruntime::exec::ProcessOutput;
+use crate::kyaml::rnode;
 use crate::yaml::Node;
 use error::{ConfigError, Error, RunError};
 
@@ -169,11 +170,13 @@ pub fn leaves_alone<F: Function>(items: &[&Node], fn_config: Option<&Node>) -> O
     let left_alone = items
         .par_iter()
         .map(|item| {
-            let Some(read) = direct::as_read(item) else {
+            // The copy the function reads holds the item's value (only its
+            // styles and tags are the parse's), so the transformed copy is
+            // compared with the item itself.
+            let Some(mut read) = direct::as_read(item) else {
                 return false;
             };
-            let mut transformed = read.clone();
-            function.transform(&mut transformed).is_ok() && same_value(&transformed, &read)
+            function.transform(&mut read).is_ok() && same_value(&read, rnode::y_node(item))
         })
         .collect();
     Some(left_alone)
