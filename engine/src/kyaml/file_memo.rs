@@ -15,11 +15,10 @@
 //! [`export`] and [`import`] pass the entries a render used on to the next
 //! process through the step cache.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use super::item_memo::{self, Fingerprint};
+use super::item_memo::{self, Fingerprint, FingerprintMap};
 use crate::yaml::Node;
 
 /// The entries the memo keeps before it starts over.
@@ -27,7 +26,7 @@ const LIMIT: usize = 1 << 20;
 
 /// A file's fingerprint → the blake3 of its bytes, and whether this
 /// process used the entry.
-type Entries = HashMap<Fingerprint, (Fingerprint, bool)>;
+type Entries = FingerprintMap<(Fingerprint, bool)>;
 
 fn entries() -> MutexGuard<'static, Entries> {
     static MEMO: OnceLock<Mutex<Entries>> = OnceLock::new();

@@ -72,6 +72,39 @@ const SHARDS: usize = 16;
 /// A blake3 fingerprint.
 pub type Fingerprint = [u8; 32];
 
+/// A map by fingerprint. Its keys are already uniformly random, so a
+/// slot is taken from eight of their bytes instead of hashing them again
+/// (not the first: the memos' shards are picked by the first byte).
+pub type FingerprintMap<V> =
+    HashMap<Fingerprint, V, std::hash::BuildHasherDefault<FingerprintHasher>>;
+
+/// [`FingerprintMap`]'s hasher: bytes 8 to 16 of what is written.
+#[derive(Default)]
+pub struct FingerprintHasher(u64);
+
+impl std::hash::Hasher for FingerprintHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // A fingerprint's bytes come in one write (after its length, as a
+        // `usize`); anything shorter is mixed in.
+        match bytes.get(8..16).and_then(|b| b.first_chunk::<8>()) {
+            Some(head) => self.0 ^= u64::from_le_bytes(*head),
+            None => {
+                for &b in bytes {
+                    self.0 = self.0.rotate_left(8) ^ u64::from(b);
+                }
+            }
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.0 = self.0.rotate_left(13) ^ n as u64;
+    }
+}
+
 /// Each item's memo entry, by position in its list (`None` where it has
 /// none).
 pub type Entries = Vec<Option<Arc<Entry>>>;
@@ -173,7 +206,7 @@ impl Text {
     }
 }
 
-type Shards<T> = [Mutex<HashMap<Fingerprint, Arc<T>>>; SHARDS];
+type Shards<T> = [Mutex<FingerprintMap<Arc<T>>>; SHARDS];
 
 struct Memo {
     /// By item fingerprint.
@@ -187,16 +220,13 @@ struct Memo {
 fn memo() -> &'static Memo {
     static MEMO: OnceLock<Memo> = OnceLock::new();
     MEMO.get_or_init(|| Memo {
-        entries: std::array::from_fn(|_| Mutex::new(HashMap::new())),
-        texts: std::array::from_fn(|_| Mutex::new(HashMap::new())),
+        entries: std::array::from_fn(|_| Mutex::default()),
+        texts: std::array::from_fn(|_| Mutex::default()),
         bytes: AtomicUsize::new(0),
     })
 }
 
-fn shard<'m, T>(
-    shards: &'m Shards<T>,
-    fp: &Fingerprint,
-) -> MutexGuard<'m, HashMap<Fingerprint, Arc<T>>> {
+fn shard<'m, T>(shards: &'m Shards<T>, fp: &Fingerprint) -> MutexGuard<'m, FingerprintMap<Arc<T>>> {
     shards[usize::from(fp[0]) % SHARDS]
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -37,11 +37,10 @@
 //! What is known is the process's (a `watch` renders many times); it starts
 //! over past a million items.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use crate::kyaml::item_memo::{self, Fingerprint, MigrationIdLook};
+use crate::kyaml::item_memo::{self, Fingerprint, FingerprintMap, MigrationIdLook};
 use crate::kyaml::kioutil::{
     ID_ANNOTATION, INTERNAL_ANNOTATIONS_MIGRATION_RESOURCE_ID_ANNOTATION as MIGRATION_ID,
     LEGACY_ID_ANNOTATION, LEGACY_PATH_ANNOTATION, PATH_ANNOTATION,
@@ -215,7 +214,7 @@ type Entry = (Known, bool);
 /// A process-wide map by fingerprint, sharded for the render's pool, that
 /// starts over past [`LIMIT`] entries.
 struct Set<V> {
-    shards: [Mutex<HashMap<Fingerprint, V>>; SHARDS],
+    shards: [Mutex<FingerprintMap<V>>; SHARDS],
     len: AtomicUsize,
 }
 
@@ -227,7 +226,7 @@ impl<V> Set<V> {
         }
     }
 
-    fn shard(&self, key: &Fingerprint) -> MutexGuard<'_, HashMap<Fingerprint, V>> {
+    fn shard(&self, key: &Fingerprint) -> MutexGuard<'_, FingerprintMap<V>> {
         self.shards[usize::from(key[0]) % SHARDS]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
