@@ -32,7 +32,9 @@ struct Slot {
 }
 
 thread_local! {
-    static TABLE: RefCell<Vec<Option<Slot>>> = RefCell::new((0..SLOTS).map(|_| None).collect());
+    // Filled on first use: a `const` initializer keeps each access to a
+    // pointer, without a check that it was initialized.
+    static TABLE: RefCell<Vec<Option<Slot>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The answer for a scalar with this `value`, `tag`, `style` and `place`:
@@ -49,7 +51,7 @@ pub fn answer(
     }
     let index = slot(value, tag, style, place);
     let known = TABLE.with(|t| {
-        t.borrow()[index].as_ref().and_then(|s| {
+        t.borrow().get(index)?.as_ref().and_then(|s| {
             (s.style == style && s.place == place && *s.value == *value && *s.tag == *tag)
                 .then_some(s.answer)
         })
@@ -59,7 +61,11 @@ pub fn answer(
     }
     let answer = compute();
     TABLE.with(|t| {
-        t.borrow_mut()[index] = Some(Slot {
+        let mut table = t.borrow_mut();
+        if table.is_empty() {
+            table.resize_with(SLOTS, || None);
+        }
+        table[index] = Some(Slot {
             value: value.into(),
             tag: tag.into(),
             style,
