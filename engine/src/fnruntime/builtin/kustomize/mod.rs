@@ -159,7 +159,7 @@ pub fn run_direct<F: Function>(items: &[Node], fn_config: Option<&Node>) -> Opti
 }
 
 /// [`PerItem::leaves_alone`] for `F`: which items its transformation
-/// leaves with the same value as it reads them ([`same_value`]), which is
+/// leaves with the same value as it reads them (`same_value`), which is
 /// all the JSON round trip after it sees.
 pub fn leaves_alone<F: Function>(items: &[&Node], fn_config: Option<&Node>) -> Option<Vec<bool>> {
     let config = match fn_config {
