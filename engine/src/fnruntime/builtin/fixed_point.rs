@@ -145,6 +145,10 @@ fn varying(root: &Node) -> Option<Varying> {
         return Some(Varying::default());
     };
     let mut varying = Varying::default();
+    if annotations.kind != Kind::Mapping {
+        // No annotation there to leave out: the item is keyed whole.
+        return Some(varying);
+    }
     let mut seen = [false; IDS.len() + PATHS.len()];
     for (position, pair) in annotations.content.chunks_exact(2).enumerate() {
         let (key, value) = (&pair[0], &pair[1]);

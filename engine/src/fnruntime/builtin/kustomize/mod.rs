@@ -137,11 +137,7 @@ pub fn run<F: Function>(input: &[u8]) -> ProcessOutput {
 /// `None` where a model declines or the function fails: [`run`] then gives
 /// the exact output and error.
 pub fn run_direct<F: Function>(items: &[Node], fn_config: Option<&Node>) -> Option<direct::Output> {
-    let config = match fn_config {
-        Some(c) => Some(direct::config_as_read(c, false)?),
-        None => None,
-    };
-    let function = F::configure(config.as_ref()).ok()?;
+    let function = configured::<F>(fn_config)?;
     // Items are independent: they go through in parallel on the render's
     // pool, in order.
     let items = items
@@ -158,15 +154,21 @@ pub fn run_direct<F: Function>(items: &[Node], fn_config: Option<&Node>) -> Opti
     })
 }
 
-/// [`PerItem::leaves_alone`] for `F`: which items its transformation
-/// leaves with the same value as it reads them (`same_value`), which is
-/// all the JSON round trip after it sees.
-pub fn leaves_alone<F: Function>(items: &[&Node], fn_config: Option<&Node>) -> Option<Vec<bool>> {
+/// `F` configured from the functionConfig as it reads it; `None` where the
+/// model declines the config or `F` refuses it.
+fn configured<F: Function>(fn_config: Option<&Node>) -> Option<F> {
     let config = match fn_config {
         Some(c) => Some(direct::config_as_read(c, false)?),
         None => None,
     };
-    let function = F::configure(config.as_ref()).ok()?;
+    F::configure(config.as_ref()).ok()
+}
+
+/// [`PerItem::leaves_alone`] for `F`: which items its transformation
+/// leaves with the same value as it reads them (`same_value`), which is
+/// all the JSON round trip after it sees.
+pub fn leaves_alone<F: Function>(items: &[&Node], fn_config: Option<&Node>) -> Option<Vec<bool>> {
+    let function = configured::<F>(fn_config)?;
     let left_alone = items
         .par_iter()
         .map(|item| {
