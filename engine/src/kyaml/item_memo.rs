@@ -653,8 +653,11 @@ struct Feed<'s> {
 }
 
 impl Feed<'_> {
+    /// Feeds `node` and its descendants. Runs for every node of every item
+    /// at every step, so the common node (no anchor or comments, nothing
+    /// left out) takes a path of its own.
     fn node(&mut self, node: &Node) {
-        let skipped = self.skip.contains(&(node as *const Node));
+        let skipped = !self.skip.is_empty() && self.skip.contains(&(node as *const Node));
         let value = if skipped { "" } else { node.value.as_str() };
         let tag = match implied_tag(node) {
             Some(tag) => {
@@ -664,53 +667,62 @@ impl Feed<'_> {
             None => node.tag.as_str(),
         };
         self.nodes += 1;
-        let out = &mut self.bytes;
-        // Most nodes have no anchor or comments: only two strings to feed.
-        let extras: [&str; 4] = match &node.extras {
-            None => [""; 4],
-            Some(_) => {
-                self.foot |= !node.foot_comment().is_empty();
-                [
-                    node.anchor(),
-                    node.head_comment(),
-                    node.line_comment(),
-                    node.foot_comment(),
-                ]
+        let flags =
+            u8::from(skipped) << 6 | u8::from(!tag.is_empty()) | u8::from(!value.is_empty()) << 1;
+        match &node.extras {
+            None => {
+                let out = &mut self.bytes;
+                out.reserve(3 + 2 * 10 + tag.len() + value.len());
+                out.extend_from_slice(&[node.kind as u8, node.style.0, flags]);
+                put(out, tag);
+                put(out, value);
             }
-        };
-        let strings = [tag, value];
-        let present = strings
-            .iter()
-            .chain(&extras)
-            .enumerate()
-            .fold(u8::from(skipped) << 6, |flags, (i, s)| {
-                flags | u8::from(!s.is_empty()) << i
-            });
-        out.extend_from_slice(&[node.kind as u8, node.style.0, present]);
-        let fed = if node.extras.is_some() {
-            &extras[..]
-        } else {
-            &[]
-        };
-        for s in strings.iter().chain(fed).filter(|s| !s.is_empty()) {
-            varint(out, s.len());
-            out.extend_from_slice(s.as_bytes());
+            Some(_) => self.extras(node, [tag, value], flags),
         }
         let drop = self.drop;
         if node.kind == Kind::Mapping && !drop.is_empty() {
             let kept =
                 |pair: &&[Node]| pair.len() < 2 || !drop.contains(&(&pair[1] as *const Node));
             let pairs = node.content.chunks(2).filter(kept);
-            varint(out, pairs.clone().map(<[Node]>::len).sum());
+            varint(&mut self.bytes, pairs.clone().map(<[Node]>::len).sum());
             for child in pairs.flatten() {
                 self.node(child);
             }
             return;
         }
-        varint(out, node.content.len());
+        varint(&mut self.bytes, node.content.len());
         for child in &node.content {
             self.node(child);
         }
+    }
+
+    /// The head of a node with an anchor or comments: `strings` (its tag
+    /// and value as fed) and then those, each flagged when present.
+    fn extras(&mut self, node: &Node, strings: [&str; 2], flags: u8) {
+        self.foot |= !node.foot_comment().is_empty();
+        let extras = [
+            node.anchor().as_str(),
+            node.head_comment().as_str(),
+            node.line_comment().as_str(),
+            node.foot_comment().as_str(),
+        ];
+        let flags = extras.iter().enumerate().fold(flags, |flags, (i, s)| {
+            flags | u8::from(!s.is_empty()) << (i + 2)
+        });
+        let out = &mut self.bytes;
+        out.extend_from_slice(&[node.kind as u8, node.style.0, flags]);
+        for s in strings.iter().chain(&extras) {
+            put(out, s);
+        }
+    }
+}
+
+/// `s` length-prefixed, or nothing when it is empty (the node's flags say
+/// which strings are there).
+fn put(out: &mut Vec<u8>, s: &str) {
+    if !s.is_empty() {
+        varint(out, s.len());
+        out.extend_from_slice(s.as_bytes());
     }
 }
 
