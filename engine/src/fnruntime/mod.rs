@@ -472,21 +472,19 @@ impl FunctionRunner {
                 given[i] = Some(node);
             }
         }
-        settle_round_tripped(per_item, input, &mut lookups, &given, function_config);
+        let transformed =
+            settle_round_tripped(per_item, input, &mut lookups, &given, function_config);
         let to_run: Vec<usize> = (0..input.len())
             .filter(|&i| given[i].is_none() && !lookups[i].is_known())
             .collect();
-        let mut run = if to_run.is_empty() {
-            builtin::direct::Output::default()
-        } else if to_run.len() == input.len() {
-            direct(input, function_config)?
-        } else {
-            let items: Vec<Node> = to_run.iter().map(|&i| input[i].clone()).collect();
-            direct(&items, function_config)?
-        };
-        if run.items.len() != to_run.len() || run.results.is_some() || !run.stderr.is_empty() {
-            return None;
-        }
+        let mut run = run_items(
+            direct,
+            per_item,
+            input,
+            &to_run,
+            transformed,
+            function_config,
+        )?;
         // Outputs find their inputs by id, which is the position in the
         // whole list.
         if let Err(e) = kio_pipeline::copy_comments_and_sync_order(input, &mut run.items) {
@@ -781,18 +779,74 @@ fn wrote_nothing(name: &str) -> String {
     )
 }
 
+/// The run on nodes of the items of `input` at the positions `to_run`, in
+/// that order: those `transformed` (by position) only finish
+/// ([`builtin::PerItem::finish`]), the others run whole. `None` where it
+/// declines, or the run is not one of a per-item built-in (as many items
+/// back, no results, nothing on stderr).
+fn run_items(
+    direct: builtin::direct::DirectFn,
+    per_item: &builtin::PerItem,
+    input: &[Node],
+    to_run: &[usize],
+    mut transformed: Vec<Option<Node>>,
+    function_config: Option<&Node>,
+) -> Option<builtin::direct::Output> {
+    let is_transformed: Vec<bool> = to_run.iter().map(|&i| transformed[i].is_some()).collect();
+    let fresh: Vec<usize> = to_run
+        .iter()
+        .zip(&is_transformed)
+        .filter(|(_, &t)| !t)
+        .map(|(&i, _)| i)
+        .collect();
+    let mut run = if fresh.is_empty() {
+        builtin::direct::Output::default()
+    } else if fresh.len() == input.len() {
+        direct(input, function_config)?
+    } else {
+        let items: Vec<Node> = fresh.iter().map(|&i| input[i].clone()).collect();
+        direct(&items, function_config)?
+    };
+    if run.items.len() != fresh.len() || run.results.is_some() || !run.stderr.is_empty() {
+        return None;
+    }
+    if fresh.len() == to_run.len() {
+        return Some(run);
+    }
+    let copies: Vec<Node> = to_run
+        .iter()
+        .filter_map(|&i| transformed[i].take())
+        .collect();
+    let finished: Vec<Node> = copies
+        .into_par_iter()
+        .map(per_item.finish)
+        .collect::<Option<_>>()?;
+    let (mut finished, mut ran) = (
+        finished.into_iter(),
+        std::mem::take(&mut run.items).into_iter(),
+    );
+    run.items = is_transformed
+        .iter()
+        .map(|&t| if t { finished.next() } else { ran.next() })
+        .collect::<Option<_>>()?;
+    Some(run)
+}
+
 /// Makes known the items of `input` that [`fixed_point::classify`] did not
 /// know, that came out of `per_item`'s round trip
 /// ([`fixed_point::round_tripped`]) and that its transformation leaves
 /// alone: such an item comes back as it is. Items `given` (run on their
-/// own) are left as they are.
+/// own) are left as they are. Returns, by position, the candidates the
+/// transformation changed, as the function read and transformed them
+/// ([`builtin::Verdict::Transformed`]).
 fn settle_round_tripped(
     per_item: &builtin::PerItem,
     input: &[Node],
     lookups: &mut [fixed_point::Lookup],
     given: &[Option<Node>],
     function_config: Option<&Node>,
-) {
+) -> Vec<Option<Node>> {
+    let mut transformed: Vec<Option<Node>> = vec![None; input.len()];
     let candidates: Vec<(usize, fixed_point::Known)> = lookups
         .par_iter()
         .enumerate()
@@ -804,21 +858,26 @@ fn settle_round_tripped(
         })
         .collect();
     if candidates.is_empty() {
-        return;
+        return transformed;
     }
     let items: Vec<&Node> = candidates.iter().map(|(i, _)| &input[*i]).collect();
-    let Some(left_alone) = (per_item.leaves_alone)(&items, function_config) else {
-        return;
+    let Some(verdicts) = (per_item.leaves_alone)(&items, function_config) else {
+        return transformed;
     };
-    for ((i, known), alone) in candidates.into_iter().zip(left_alone) {
+    for ((i, known), verdict) in candidates.into_iter().zip(verdicts) {
         let fixed_point::Lookup::Unknown(keyed) = &lookups[i] else {
             continue;
         };
-        if alone {
-            fixed_point::know(keyed.key, known.clone());
-            lookups[i] = fixed_point::Lookup::Known(known);
+        match verdict {
+            builtin::Verdict::LeftAlone => {
+                fixed_point::know(keyed.key, known.clone());
+                lookups[i] = fixed_point::Lookup::Known(known);
+            }
+            builtin::Verdict::Transformed(copy) => transformed[i] = Some(copy),
+            builtin::Verdict::Unknown => {}
         }
     }
+    transformed
 }
 
 /// One mutator inside kyaml's `kio.Pipeline`: the internal-annotation

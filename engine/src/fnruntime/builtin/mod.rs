@@ -75,10 +75,27 @@ pub struct PerItem {
     /// transformation with this functionConfig leaves exactly as the
     /// function reads them; `None` when the config does not configure it.
     pub leaves_alone: LeavesAloneFn,
+    /// The rest of the run on nodes for an item [`Verdict::Transformed`]:
+    /// its output as kpt reads it back (before restoration); `None` where
+    /// a model declines.
+    pub finish: fn(transformed: Node) -> Option<Node>,
 }
 
 /// [`PerItem::leaves_alone`].
-pub type LeavesAloneFn = fn(items: &[&Node], config: Option<&Node>) -> Option<Vec<bool>>;
+pub type LeavesAloneFn = fn(items: &[&Node], config: Option<&Node>) -> Option<Vec<Verdict>>;
+
+/// What [`PerItem::leaves_alone`] found for one item.
+pub enum Verdict {
+    /// The transformation leaves its value as the function reads it.
+    LeftAlone,
+    /// It changes it: the item as the function read and transformed it,
+    /// for [`PerItem::finish`], so that its run does not read and
+    /// transform it again.
+    Transformed(Node),
+    /// Not known (a model declined, or the transformation failed): the
+    /// item runs.
+    Unknown,
+}
 
 impl std::fmt::Debug for Builtin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -32,7 +32,7 @@ pub mod namespace;
 use super::apply_setters::report;
 use rayon::prelude::*;
 
-use super::{direct, framework, Builtin, PerItem};
+use super::{direct, framework, Builtin, PerItem, Verdict};
 use crate::fnruntime::exec::ProcessOutput;
 use crate::kyaml::rnode;
 use crate::yaml::Node;
@@ -61,6 +61,7 @@ pub static BUILTINS: &[Builtin] = &[
         per_item: Some(PerItem {
             family: FAMILY,
             leaves_alone: leaves_alone::<namespace::SetNamespace>,
+            finish,
         }),
     },
     Builtin {
@@ -74,6 +75,7 @@ pub static BUILTINS: &[Builtin] = &[
         per_item: Some(PerItem {
             family: FAMILY,
             leaves_alone: leaves_alone::<labels::SetLabels>,
+            finish,
         }),
     },
     Builtin {
@@ -87,6 +89,7 @@ pub static BUILTINS: &[Builtin] = &[
         per_item: Some(PerItem {
             family: FAMILY,
             leaves_alone: leaves_alone::<annotations::SetAnnotations>,
+            finish,
         }),
     },
 ];
@@ -145,13 +148,19 @@ pub fn run_direct<F: Function>(items: &[Node], fn_config: Option<&Node>) -> Opti
         .map(|item| {
             let mut item = direct::as_read(item)?;
             function.transform(&mut item).ok()?;
-            direct::as_written(json_roundtrip::normalized_from_root(item)?)
+            finish(item)
         })
         .collect::<Option<_>>()?;
     Some(direct::Output {
         items,
         ..direct::Output::default()
     })
+}
+
+/// [`PerItem::finish`]: the JSON round trip of a transformed item and kpt's
+/// reading of it.
+pub fn finish(transformed: Node) -> Option<Node> {
+    direct::as_written(json_roundtrip::normalized_from_root(transformed)?)
 }
 
 /// `F` configured from the functionConfig as it reads it; `None` where the
@@ -167,21 +176,30 @@ fn configured<F: Function>(fn_config: Option<&Node>) -> Option<F> {
 /// [`PerItem::leaves_alone`] for `F`: which items its transformation
 /// leaves with the same value as it reads them (`same_value`), which is
 /// all the JSON round trip after it sees.
-pub fn leaves_alone<F: Function>(items: &[&Node], fn_config: Option<&Node>) -> Option<Vec<bool>> {
+pub fn leaves_alone<F: Function>(
+    items: &[&Node],
+    fn_config: Option<&Node>,
+) -> Option<Vec<Verdict>> {
     let function = configured::<F>(fn_config)?;
-    let left_alone = items
+    let verdicts = items
         .par_iter()
         .map(|item| {
             // The copy the function reads holds the item's value (only its
             // styles and tags are the parse's), so the transformed copy is
             // compared with the item itself.
             let Some(mut read) = direct::as_read(item) else {
-                return false;
+                return Verdict::Unknown;
             };
-            function.transform(&mut read).is_ok() && same_value(&read, rnode::y_node(item))
+            if function.transform(&mut read).is_err() {
+                Verdict::Unknown
+            } else if same_value(&read, rnode::y_node(item)) {
+                Verdict::LeftAlone
+            } else {
+                Verdict::Transformed(read)
+            }
         })
         .collect();
-    Some(left_alone)
+    Some(verdicts)
 }
 
 /// Whether `a` and `b` hold the same value as the JSON round trip reads

@@ -196,8 +196,25 @@ fn leaves_alone_is_about_the_value_the_round_trip_reads() {
         service("  namespace: prod\n"),
     ];
     let items: Vec<&Node> = items.iter().collect();
-    let left_alone = leaves_alone::<SetNamespace>(&items, Some(&config)).unwrap();
-    assert_eq!(left_alone, [true, true, false, false]);
+    let verdicts = leaves_alone::<SetNamespace>(&items, Some(&config)).unwrap();
+    let found: Vec<&str> = verdicts
+        .iter()
+        .map(|v| match v {
+            Verdict::LeftAlone => "alone",
+            Verdict::Transformed(_) => "transformed",
+            Verdict::Unknown => "unknown",
+        })
+        .collect();
+    assert_eq!(found, ["alone", "alone", "transformed", "transformed"]);
+    // A transformed copy finishes as the run on nodes makes the item.
+    let Verdict::Transformed(copy) = &verdicts[3] else {
+        unreachable!()
+    };
+    let finished = finish(copy.clone()).unwrap();
+    let run = run_direct::<SetNamespace>(&[items[3].clone()], Some(&config)).unwrap();
+    let text = |n: &Node| crate::kyaml::node_to_string(n).unwrap();
+    assert_eq!(text(&finished), text(&run.items[0]));
+    assert!(text(&finished).contains("namespace: staging"));
     // A config the function refuses answers nothing.
     let empty =
         parse("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: f\ndata:\n  namespace: ''\n");
