@@ -225,22 +225,10 @@ impl Walk {
     /// or a sequence item); elsewhere the emitter writes it before the
     /// key, where the parser gives it to the key.
     fn at(&mut self, node: &Node, place: Place, head_ok: bool) -> bool {
-        if place.is_flow() && has_comments(node)
-            || !node.foot_comment().is_empty()
-            || node.line_comment().contains('\n')
-            || ![&node.head_comment(), &node.line_comment()]
-                .into_iter()
-                .all(|c| reads_back(c))
-            || self.comments && !node.head_comment().is_empty() && !(head_ok && clean_head(node))
-            || self.comments
-                && node.kind == Kind::Scalar
-                && node.value.is_empty()
-                && has_comments(node)
-        {
-            // go-yaml writes comments inside flow collections, and foot
-            // comments before whatever comes next, where its own parser
-            // cannot always read them back; a comment on a value written as
-            // nothing (`- # c`) is read as the next node's.
+        // A node without anchor or comments, outside a flow collection (the
+        // common case, checked for every node) has nothing to decline here.
+        let plain = node.extras.is_none() && !place.is_flow();
+        if !plain && self.declines_comments(node, place, head_ok) {
             return false;
         }
         match node.kind {
@@ -254,6 +242,26 @@ impl Walk {
             Kind::Mapping | Kind::Sequence => self.collection(node, place),
             Kind::Alias | Kind::Document => false,
         }
+    }
+
+    /// Whether the round trip would not keep `node`'s comments readable
+    /// (or, keeping comments, where they are).
+    fn declines_comments(&self, node: &Node, place: Place, head_ok: bool) -> bool {
+        // go-yaml writes comments inside flow collections, and foot
+        // comments before whatever comes next, where its own parser cannot
+        // always read them back; a comment on a value written as nothing
+        // (`- # c`) is read as the next node's.
+        place.is_flow() && has_comments(node)
+            || !node.foot_comment().is_empty()
+            || node.line_comment().contains('\n')
+            || ![&node.head_comment(), &node.line_comment()]
+                .into_iter()
+                .all(|c| reads_back(c))
+            || self.comments && !node.head_comment().is_empty() && !(head_ok && clean_head(node))
+            || self.comments
+                && node.kind == Kind::Scalar
+                && node.value.is_empty()
+                && has_comments(node)
     }
 
     fn collection(&mut self, node: &Node, place: Place) -> bool {
