@@ -86,12 +86,31 @@ fn slot(value: &str, tag: &str, style: Style, place: Place) -> usize {
             let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
             h = (h.rotate_left(5) ^ word).wrapping_mul(K);
         }
-        for &b in chunks.remainder() {
-            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-        h = (h.rotate_left(5) ^ part.len() as u64).wrapping_mul(K);
+        // The last bytes as one word (most values and tags are shorter
+        // than eight bytes), with the length.
+        let word = tail_word(chunks.remainder()) ^ (part.len() as u64).rotate_right(8);
+        h = (h.rotate_left(5) ^ word).wrapping_mul(K);
     }
     (h >> 32) as usize & (SLOTS - 1)
+}
+
+/// Up to seven bytes read as one word, without a loop or a copy (wyhash's
+/// way: two overlapping halves, or three bytes).
+fn tail_word(rest: &[u8]) -> u64 {
+    let n = rest.len();
+    let u32_at = |i: usize| {
+        u64::from(u32::from_le_bytes([
+            rest[i],
+            rest[i + 1],
+            rest[i + 2],
+            rest[i + 3],
+        ]))
+    };
+    match n {
+        0 => 0,
+        1..=3 => u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16,
+        _ => u32_at(0) | u32_at(n - 4) << 32,
+    }
 }
 
 #[cfg(test)]
