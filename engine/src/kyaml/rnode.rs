@@ -449,13 +449,11 @@ pub struct MetaView<'a> {
 impl<'a> MetaView<'a> {
     /// Annotation `key` as [`ResourceMeta::annotations`] has it.
     pub fn annotation(&self, key: &str) -> Option<&'a str> {
-        // string_pairs, with each value read only for the key looked for:
-        // this runs for several keys of every resource at every step.
-        let annotations = self
-            .annotations
-            .filter(|n| error_if_invalid(n, Kind::Mapping).is_ok())?;
-        pairs(y_node(annotations))
-            .find(|(k, _)| same_key(get_value(Some(k)), key))
+        // string_pairs, with each value read only for the key looked for,
+        // and the keys' lengths compared first: this runs for several keys
+        // of every resource at every step.
+        pairs(y_node(self.annotations?))
+            .find(|(k, _)| y_node(k).value.len() == key.len() && same_key(get_value(Some(k)), key))
             .map(|(_, v)| get_value(Some(v)))
     }
 
@@ -527,7 +525,7 @@ pub fn meta_view(node: &Node) -> Result<MetaView<'_>> {
         missing = false;
     }
     if let Some(f) = meta_field(ANNOTATIONS_FIELD) {
-        m.annotations = Some(f.value);
+        m.annotations = Some(f.value).filter(|n| is_mapping_or_null(n));
         missing = false;
     }
     if missing {
@@ -544,8 +542,16 @@ pub fn annotations_view(node: &Node) -> MetaView<'_> {
         return m;
     }
     m.annotations = non_empty_field(node, METADATA_FIELD)
-        .and_then(|meta| non_empty_field(meta, ANNOTATIONS_FIELD));
+        .and_then(|meta| non_empty_field(meta, ANNOTATIONS_FIELD))
+        .filter(|n| is_mapping_or_null(n));
     m
+}
+
+/// Whether `node` reads as annotations (`ErrorIfInvalid(MappingNode)`
+/// passes): every reader of a [`MetaView`]'s annotations skips them
+/// otherwise, so the view keeps only those that do.
+fn is_mapping_or_null(node: &Node) -> bool {
+    error_if_invalid(node, Kind::Mapping).is_ok()
 }
 
 /// The value of field `name` unless it is nil or empty.
