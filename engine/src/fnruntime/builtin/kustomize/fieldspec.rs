@@ -60,13 +60,39 @@ impl FieldSpec {
 
     /// `isMatchGVK`: whether the spec applies to a resource of this type.
     pub fn matches(&self, api_version: &str, kind: &str) -> bool {
-        let (group, version) = match api_version.split_once('/') {
-            Some((g, v)) => (g, v),
-            None => ("", api_version),
-        };
-        (self.kind.is_empty() || self.kind == kind)
-            && (self.group.is_empty() || self.group == group)
-            && (self.version.is_empty() || self.version == version)
+        self.matches_type(&TypeMeta::new(api_version, kind))
+    }
+
+    /// [`FieldSpec::matches`] of a type split once (every spec of a config
+    /// is matched against every item).
+    fn matches_type(&self, t: &TypeMeta) -> bool {
+        (self.kind.is_empty() || self.kind == t.kind)
+            && (self.group.is_empty() || self.group == t.group)
+            && (self.version.is_empty() || self.version == t.version)
+    }
+}
+
+/// A resource's type as field specs match it: `apiVersion` split into
+/// group and version.
+struct TypeMeta {
+    group: CompactString,
+    version: CompactString,
+    kind: CompactString,
+}
+
+impl TypeMeta {
+    fn new(api_version: &str, kind: &str) -> TypeMeta {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        TypeMeta {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+        }
+    }
+
+    fn of(item: &Node) -> TypeMeta {
+        let (api_version, kind) = rnode::type_meta(rnode::y_node(item));
+        TypeMeta::new(api_version, kind)
     }
 }
 
@@ -143,13 +169,9 @@ pub fn apply(
     set: Setter,
 ) -> Result<(), RunError> {
     // Read again after each spec that applies, which could have changed it.
-    let type_meta = |item: &Node| {
-        let (api_version, kind) = rnode::type_meta(rnode::y_node(item));
-        (CompactString::from(api_version), CompactString::from(kind))
-    };
-    let (mut api_version, mut kind) = type_meta(item);
+    let mut type_meta = TypeMeta::of(item);
     for spec in specs {
-        if !spec.matches(&api_version, &kind) {
+        if !spec.matches_type(&type_meta) {
             continue;
         }
         let walk = Walk { spec, create, set };
@@ -160,7 +182,7 @@ pub fn apply(
                 cause,
             });
         }
-        (api_version, kind) = type_meta(item);
+        type_meta = TypeMeta::of(item);
     }
     Ok(())
 }
