@@ -61,6 +61,10 @@ fn copy_field_comments(from: Option<&Node>, to: Option<&mut Node>) {
     let (Some(from), Some(to)) = (from, to) else {
         return;
     };
+    if from.extras.is_none() {
+        // No comment to copy (the walk reaches every node of most items).
+        return;
+    }
     if to.line_comment().is_empty() && !from.line_comment().is_empty() {
         to.set_line_comment(from.line_comment().clone());
     }

@@ -290,6 +290,8 @@ fn is_zero_schema_prop(key: &str, value: &Value) -> bool {
 /// comment (line comment first, else head comment) holds as JSON, if that
 /// schema is not empty; a `$ref` is resolved when it can be.
 pub fn comment_schema(node: &Node) -> Option<SchemaRef> {
+    // The walker asks for every key and value; almost none has a comment.
+    node.extras.as_ref()?;
     let comment = [node.line_comment(), node.head_comment()]
         .into_iter()
         .find(|c| !c.is_empty())?;
