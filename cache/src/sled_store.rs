@@ -21,7 +21,7 @@ use std::fs::{self, File, OpenOptions, TryLockError};
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::blobs::BlobDir;
@@ -49,6 +49,9 @@ pub struct SledStore {
     /// Set when sled panicked: its state is unknown, so it is not touched
     /// again in this process.
     broken: AtomicBool,
+    /// Bytes of blobs and records this process added (see
+    /// [`SledStore::size_estimate`]).
+    added: AtomicU64,
     _lock: File,
 }
 
@@ -82,6 +85,7 @@ impl SledStore {
             index: Some(index),
             blobs,
             broken: AtomicBool::new(false),
+            added: AtomicU64::new(0),
             _lock: lock,
         })
     }
@@ -114,10 +118,51 @@ impl SledStore {
         }
     }
 
+    /// An upper bound of [`Stats::total_bytes`](crate::Stats::total_bytes)
+    /// without counting: the size saved by the last
+    /// [`SledStore::save_size_estimate`] plus what this process added
+    /// since. `None` when none was saved, or when it is time to count again
+    /// anyway ([`RECOUNT_EVERY`] saves): a process that died before saving
+    /// left its additions out.
+    pub fn size_estimate(&self) -> Option<u64> {
+        let saved = self.index(|_, db| db.get(SIZE_ESTIMATE_KEY)).ok()??;
+        let (size, saves) = decode_estimate(&saved)?;
+        (saves < RECOUNT_EVERY).then(|| size + self.added.load(Ordering::Relaxed))
+    }
+
+    /// Saves `size` as the store's size for [`SledStore::size_estimate`]:
+    /// `counted` when it was just counted, else an estimate.
+    pub fn save_size_estimate(&self, size: u64, counted: bool) -> Result<()> {
+        let saves = match self.index(|_, db| db.get(SIZE_ESTIMATE_KEY))? {
+            Some(saved) if !counted => decode_estimate(&saved).map_or(0, |(_, n)| n + 1),
+            _ => 0,
+        };
+        let mut bytes = size.to_le_bytes().to_vec();
+        bytes.extend(saves.to_le_bytes());
+        self.index(|_, db| db.insert(SIZE_ESTIMATE_KEY, bytes))?;
+        self.added.store(0, Ordering::Relaxed);
+        Ok(())
+    }
+
     /// The size of the sled index on disk (sled's own estimate).
     pub fn index_disk_bytes(&self) -> Result<u64> {
         self.index(|_, db| db.size_on_disk())
     }
+}
+
+/// Where the size estimate lives: sled's default tree, beside the steps.
+const SIZE_ESTIMATE_KEY: &[u8] = b"size-estimate";
+
+/// An estimate saved this many times without a count is counted again.
+const RECOUNT_EVERY: u64 = 64;
+
+/// `u64` size, `u64` saves since the last count; little-endian.
+fn decode_estimate(bytes: &[u8]) -> Option<(u64, u64)> {
+    let (size, saves) = bytes.split_at_checked(8)?;
+    Some((
+        u64::from_le_bytes(size.try_into().ok()?),
+        u64::from_le_bytes(saves.try_into().ok()?),
+    ))
 }
 
 /// Takes the store's process lock without waiting.
@@ -271,6 +316,8 @@ impl Store for SledStore {
 
     fn put_step(&self, key: &Digest, record: &StepRecord) -> Result<()> {
         let bytes = record.encode();
+        let size = (Digest::LEN + bytes.len()) as u64;
+        self.added.fetch_add(size, Ordering::Relaxed);
         self.index(|steps, _| steps.insert(key.as_bytes(), bytes))?;
         Ok(())
     }
@@ -300,6 +347,10 @@ impl Store for SledStore {
     }
 
     fn put_blob(&self, content: &[u8]) -> Result<Digest> {
+        // Counted whether or not the blob was there: an estimate may be
+        // high, never low.
+        self.added
+            .fetch_add(content.len() as u64, Ordering::Relaxed);
         self.blobs.put(content)
     }
 

@@ -72,6 +72,37 @@ fn round_trip_sled_and_reopen() {
 }
 
 #[test]
+fn the_size_estimate_covers_what_was_added_until_counted_again() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = SledStore::open(dir.path()).unwrap();
+        assert_eq!(store.size_estimate(), None, "nothing saved yet");
+        record_two(&store, &key(1), "one");
+        let counted = store.stats().unwrap().total_bytes();
+        store.save_size_estimate(counted, true).unwrap();
+        assert_eq!(store.size_estimate(), Some(counted));
+    }
+    let store = SledStore::open(dir.path()).unwrap();
+    let before = store.size_estimate().expect("saved across processes");
+    record_two(&store, &key(2), "two");
+    let estimate = store.size_estimate().unwrap();
+    let actual = store.stats().unwrap().total_bytes();
+    assert!(estimate >= actual, "{estimate} < {actual}");
+    assert!(estimate > before);
+    // An estimate saved again and again is counted again in the end.
+    let saves = (0..100)
+        .take_while(|_| {
+            let estimate = store.size_estimate();
+            if let Some(size) = estimate {
+                store.save_size_estimate(size, false).unwrap();
+            }
+            estimate.is_some()
+        })
+        .count();
+    assert!((1..100).contains(&saves), "{saves}");
+}
+
+#[test]
 fn lookup_marks_the_record_used() {
     let store = MemoryStore::new();
     let k = key(1);

@@ -266,17 +266,30 @@ impl Cached {
 
 /// Keeps the cache under `KRMGRAPH_CACHE_MAX_SIZE` (default 2G): past it,
 /// the least recently used records go until it is at 80 % of it. Run after
-/// a render, when nothing is being recorded.
+/// a render, when nothing is being recorded. The store is counted (every
+/// record decoded, every blob listed: milliseconds on a large cache) only
+/// when its size estimate, the last count plus what renders added since,
+/// passes the limit, or when the estimate is old.
 pub fn keep_in_size(store: &SledStore) {
     let max = std::env::var("KRMGRAPH_CACHE_MAX_SIZE")
         .ok()
         .and_then(|v| parse_size(&v).ok())
         .unwrap_or(2 << 30);
-    if let Ok(stats) = store.stats() {
-        if stats.total_bytes() > max {
-            let _ = store.gc(max / 10 * 8);
+    if let Some(estimate) = store.size_estimate().filter(|&size| size <= max) {
+        let _ = store.save_size_estimate(estimate, false);
+        return;
+    }
+    let Ok(stats) = store.stats() else {
+        return;
+    };
+    let mut size = stats.total_bytes();
+    if size > max {
+        match store.gc(max / 10 * 8) {
+            Ok(report) => size = report.bytes_after,
+            Err(_) => return,
         }
     }
+    let _ = store.save_size_estimate(size, true);
 }
 
 /// `krmgraph cache stats|gc|clear|verify`.

@@ -6,6 +6,7 @@ mod args;
 mod cache;
 mod diagnostic;
 mod function;
+mod pages;
 mod render;
 mod watch;
 
@@ -15,14 +16,13 @@ use clap::Parser;
 
 // A render allocates and frees many small strings and nodes (every
 // function boundary copies resources); mimalloc halves that cost against
-// glibc's allocator (docs/performance.md). Its `no_thp` build turns
-// transparent huge pages off for the process: with them, a render's peak
-// memory was ~15 % higher (whole 2 MB pages for sparse heaps) at the same
-// speed.
+// glibc's allocator (docs/performance.md). Transparent huge pages are
+// off until a render has work to do (`pages`).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    pages::small();
     let cli = args::Cli::parse();
     match cli.command {
         args::Command::Render(args) => render::run(args),

@@ -384,6 +384,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
         .map(|s| crate::cache::step_cache(s, tree.map(|t| t.snapshot), args.verify));
     let mut reporter = StderrReporter::new(args.truncate_output).with_progress(&pkg);
     reporter.captured = cached.as_ref().map(|_| Vec::new());
+    crate::pages::large();
     let rendered = render(&pkg, &options, &mut reporter);
     reporter.finish();
     if let Some(file) = std::env::var_os("KRMGRAPH_CACHE_LOG") {
