@@ -221,7 +221,7 @@ impl Cached {
     ) -> Option<Snapshot> {
         let has_link = || {
             self.before
-                .entries
+                .entries()
                 .values()
                 .any(|e| matches!(e, shortcut::Entry::Link(_)))
         };
@@ -247,10 +247,10 @@ impl Cached {
             _ => return Ok(()),
         };
         let differing = expected
-            .entries
+            .entries()
             .keys()
-            .chain(after.entries.keys())
-            .find(|path| expected.entries.get(*path) != after.entries.get(*path));
+            .chain(after.entries().keys())
+            .find(|path| expected.entries().get(*path) != after.entries().get(*path));
         match differing {
             None => Ok(()),
             Some(path) => {

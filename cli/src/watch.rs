@@ -187,7 +187,10 @@ fn render(args: &WatchArgs, root: &Path, before: Snapshot, stop: &Stop) -> Snaps
     stop.rendering.store(false, Ordering::SeqCst);
     // A write through a symlink changes its target, which the list of
     // writes does not show.
-    let has_link = before.entries.values().any(|e| matches!(e, Entry::Link(_)));
+    let has_link = before
+        .entries()
+        .values()
+        .any(|e| matches!(e, Entry::Link(_)));
     let after = match left {
         Left::Changes(changes) if !has_link => before.with(&changes),
         _ => Snapshot::read(root).unwrap_or_else(|_| before.as_ref().clone()),
@@ -213,9 +216,9 @@ fn changed_paths(known: &Snapshot, now: &Snapshot, ignored: &[String]) -> Vec<St
                     .is_some_and(|r| r.starts_with('/'))
         })
     };
-    let keys = known.entries.keys().chain(now.entries.keys());
+    let keys = known.entries().keys().chain(now.entries().keys());
     let mut changed: Vec<String> = keys
-        .filter(|path| known.entries.get(*path) != now.entries.get(*path))
+        .filter(|path| known.entries().get(*path) != now.entries().get(*path))
         .filter(|path| !is_ignored(path))
         .cloned()
         .collect();
@@ -338,12 +341,12 @@ mod tests {
     use super::*;
 
     fn tree(files: &[(&str, &str)]) -> Snapshot {
-        Snapshot {
-            entries: files
+        Snapshot::new(
+            files
                 .iter()
                 .map(|(p, b)| (p.to_string(), Entry::File(b.as_bytes().to_vec())))
                 .collect(),
-        }
+        )
     }
 
     #[test]

@@ -231,7 +231,7 @@ impl Builder<'_> {
             format!("{rel}/")
         };
         let mut h = Hasher::default();
-        for (path, entry) in self.snapshot.entries.range(prefix.clone()..) {
+        for (path, entry) in self.snapshot.entries().range(prefix.clone()..) {
             let Some(local) = path.strip_prefix(&prefix) else {
                 break;
             };

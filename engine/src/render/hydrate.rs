@@ -140,16 +140,19 @@ impl<'a> Hydrator<'a> {
         let mut rendered = Vec::with_capacity(subs.len() + 1);
         if self.jobs > 1 && subs.len() > 1 {
             let this = &*self;
-            let runs: Vec<Recorded<Resources>> = subs
-                .par_iter()
-                .map(|dir| {
-                    this.recorded(|h, ctx| {
-                        let sub = Package::load(dir, &h.root_parent)?;
+            let mut runs: Vec<(usize, Recorded<Resources>)> = self
+                .start_order(&subs)
+                .into_par_iter()
+                .map(|i| {
+                    let run = this.recorded(|h, ctx| {
+                        let sub = Package::load(&subs[i], &h.root_parent)?;
                         h.hydrate_subtree(&sub, ctx)
-                    })
+                    });
+                    (i, run)
                 })
                 .collect();
-            for run in runs {
+            runs.sort_by_key(|(i, _)| *i);
+            for (_, run) in runs {
                 rendered.push(self.join(run, ctx)?);
             }
         } else {
@@ -171,6 +174,27 @@ impl<'a> Hydrator<'a> {
             .map(|parts| StepCache::combine(&parts));
         let input = rendered.into_iter().flat_map(|r| r.nodes).collect();
         self.pipeline(pkg, input, digest, ctx)
+    }
+
+    /// The order in which to start the subtrees at `subs` (indices): those
+    /// the step cache has no record of first, since they run pipelines,
+    /// while the other workers replay the recorded ones. Their results are
+    /// joined in display-path order whatever the order they ran in.
+    fn start_order(&self, subs: &[PathBuf]) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..subs.len()).collect();
+        if let Some(cache) = self.cache {
+            let recorded: Vec<bool> = subs
+                .iter()
+                .map(|dir| {
+                    let display_path = crate::package::display_path(dir, &self.root_parent);
+                    cache
+                        .subtree_key_at(dir, &display_path)
+                        .is_some_and(|key| cache.has_record(&key))
+                })
+                .collect();
+            order.sort_by_key(|&i| recorded[i]);
+        }
+        order
     }
 
     /// The root-relative paths of the input files under `dir`.

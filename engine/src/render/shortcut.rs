@@ -28,7 +28,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use krmgraph_cache::{Digest, Store};
 use rayon::prelude::*;
@@ -52,11 +52,23 @@ pub enum Entry {
 }
 
 /// Every file under a root, by slash path relative to it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct Snapshot {
     /// The entries, sorted by path.
-    pub entries: BTreeMap<String, Entry>,
+    entries: BTreeMap<String, Entry>,
+    /// blake3 of each regular file's bytes, computed once: the render key
+    /// of the tree before a render, the step cache's file keys and the
+    /// render key of the tree after it all need them.
+    digests: OnceLock<BTreeMap<String, Digest>>,
 }
+
+impl PartialEq for Snapshot {
+    fn eq(&self, other: &Snapshot) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for Snapshot {}
 
 impl Snapshot {
     /// Reads the tree under `root` (skipping `.git` directories): the
@@ -92,7 +104,41 @@ impl Snapshot {
         for ((rel_path, _), bytes) in files.into_iter().zip(read) {
             entries.insert(rel_path, Entry::File(bytes));
         }
-        Ok(Snapshot { entries })
+        Ok(Snapshot::new(entries))
+    }
+
+    /// A snapshot of these entries.
+    pub fn new(entries: BTreeMap<String, Entry>) -> Snapshot {
+        Snapshot {
+            entries,
+            digests: OnceLock::new(),
+        }
+    }
+
+    /// The entries, sorted by path.
+    pub fn entries(&self) -> &BTreeMap<String, Entry> {
+        &self.entries
+    }
+
+    /// blake3 of each regular file's bytes, by path (hashed on the pool the
+    /// first time).
+    pub fn file_digests(&self) -> &BTreeMap<String, Digest> {
+        self.digests.get_or_init(|| {
+            let files: Vec<(&String, &Vec<u8>)> = self
+                .entries
+                .iter()
+                .filter_map(|(path, entry)| match entry {
+                    Entry::File(bytes) => Some((path, bytes)),
+                    Entry::Link(_) => None,
+                })
+                .collect();
+            let digests = crate::par::map(&files, |(_, bytes)| Digest::of(bytes));
+            files
+                .into_iter()
+                .zip(digests)
+                .map(|((path, _), digest)| (path.clone(), digest))
+                .collect()
+        })
     }
 
     /// Total bytes of the regular files.
@@ -126,20 +172,34 @@ impl Snapshot {
         changes
     }
 
-    /// This snapshot with `changes` applied.
+    /// This snapshot with `changes` applied. File digests already
+    /// computed carry over to the files whose bytes stay the same.
     pub fn with(&self, changes: &[Change]) -> Snapshot {
         let mut entries = self.entries.clone();
+        let mut digests = self.digests.get().cloned();
         for change in changes {
             match change {
                 Change::Write(path, bytes) => {
-                    entries.insert(path.clone(), Entry::File(bytes.clone()));
+                    let new = Entry::File(bytes.clone());
+                    if let Some(digests) = &mut digests {
+                        if entries.get(path) != Some(&new) {
+                            digests.insert(path.clone(), Digest::of(bytes));
+                        }
+                    }
+                    entries.insert(path.clone(), new);
                 }
                 Change::Delete(path) => {
                     entries.remove(path);
+                    if let Some(digests) = &mut digests {
+                        digests.remove(path);
+                    }
                 }
             }
         }
-        Snapshot { entries }
+        Snapshot {
+            entries,
+            digests: digests.map(OnceLock::from).unwrap_or_default(),
+        }
     }
 }
 
@@ -200,17 +260,14 @@ pub fn render_key(snapshot: &Snapshot, root: &Path, options: &RenderOptions) -> 
     for image in &runner.no_builtin_images {
         h.field(image.as_bytes());
     }
-    // Each file is hashed on its own, on the pool: a no-op render is
-    // mostly reading and hashing the tree.
-    let entries: Vec<(&String, &Entry)> = snapshot.entries.iter().collect();
-    let hashed: Vec<(&[u8], Digest)> = entries
-        .par_iter()
-        .map(|(_, entry)| match entry {
-            Entry::File(bytes) => (b"file".as_slice(), Digest::of(bytes)),
+    // Each file is hashed on its own, on the pool (`file_digests`): a
+    // no-op render is mostly reading and hashing the tree.
+    let digests = snapshot.file_digests();
+    for (path, entry) in &snapshot.entries {
+        let (kind, digest) = match entry {
+            Entry::File(_) => (b"file".as_slice(), digests[path]),
             Entry::Link(target) => (b"link".as_slice(), Digest::of(target.as_bytes())),
-        })
-        .collect();
-    for ((path, _), (kind, digest)) in entries.iter().zip(&hashed) {
+        };
         h.field(path.as_bytes());
         h.field(kind);
         h.field(digest.as_bytes());
@@ -630,6 +687,14 @@ mod tests {
         after.entries.insert("c".into(), Entry::File(b"4".to_vec()));
         let changes = before.changes_to(&after);
         assert_eq!(changes.len(), 3);
-        assert_eq!(before.with(&changes), after);
+        // Digests computed before carry over, and match the new bytes'.
+        before.file_digests();
+        let applied = before.with(&changes);
+        assert_eq!(applied, after);
+        assert_eq!(applied.file_digests(), after.file_digests());
+        assert_eq!(applied.file_digests()["a"], Digest::of(b"3"));
+        // Rewriting a file with the bytes it has keeps it.
+        let same = [Change::Write("c".into(), b"4".to_vec())];
+        assert_eq!(applied.with(&same).file_digests(), after.file_digests());
     }
 }

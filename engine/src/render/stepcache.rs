@@ -48,7 +48,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use krmgraph_cache::{Digest, Output as BlobRef, StepRecord, Store};
-use rayon::prelude::*;
 
 use super::codec::{self, Log, Root};
 use super::shortcut::{function_identities, is_kptfile, Entry, Hasher, Identities, Snapshot};
@@ -182,6 +181,8 @@ pub(super) struct StepCache<'a> {
     identities: Identities<'a>,
     /// The identities of each Kptfile's functions, by path.
     kptfiles: Mutex<HashMap<String, Option<Vec<Vec<u8>>>>>,
+    /// Subtree keys, by package directory.
+    subtree_keys: Mutex<HashMap<PathBuf, Option<Digest>>>,
     disabled: AtomicBool,
     failure: Mutex<Option<String>>,
     mismatch: Mutex<Option<String>>,
@@ -235,6 +236,7 @@ impl<'a> StepCache<'a> {
             subtrees,
             identities: Identities::new(runner),
             kptfiles: Mutex::default(),
+            subtree_keys: Mutex::default(),
             disabled: AtomicBool::new(false),
             failure: Mutex::default(),
             mismatch: Mutex::default(),
@@ -269,7 +271,7 @@ impl<'a> StepCache<'a> {
 
     /// The bytes of the file at `path` as the render read it.
     pub fn read_bytes(&self, path: &str) -> Option<Vec<u8>> {
-        match self.snapshot.as_ref()?.entries.get(path)? {
+        match self.snapshot.as_ref()?.entries().get(path)? {
             Entry::File(bytes) => Some(bytes.clone()),
             Entry::Link(_) => None,
         }
@@ -495,11 +497,36 @@ impl<'a> StepCache<'a> {
     /// tree could not be read, a Kptfile under it does not decode or names
     /// an exec program that cannot be read, or a symlink leaves it.
     pub fn subtree_key(&self, pkg: &Package) -> Option<Digest> {
+        self.subtree_key_at(&pkg.dir, &pkg.display_path)
+    }
+
+    /// [`StepCache::subtree_key`] of the package at `dir` shown as
+    /// `display_path`, computed once per render.
+    pub fn subtree_key_at(&self, dir: &Path, display_path: &str) -> Option<Digest> {
+        let known = self.subtree_keys.lock().ok()?.get(dir).copied();
+        if let Some(key) = known {
+            return key;
+        }
+        let key = self.compute_subtree_key(dir, display_path);
+        self.subtree_keys
+            .lock()
+            .ok()?
+            .insert(dir.to_path_buf(), key);
+        key
+    }
+
+    /// Whether the store holds a record under `key`; its blobs are not
+    /// read, so a hit may still turn out to be a miss.
+    pub fn has_record(&self, key: &Digest) -> bool {
+        !self.verify && self.enabled() && self.on(self.store.peek_step(key)).flatten().is_some()
+    }
+
+    fn compute_subtree_key(&self, dir: &Path, display_path: &str) -> Option<Digest> {
         if !self.subtrees || !self.enabled() {
             return None;
         }
         let files = self.files.as_ref()?;
-        let rel = self.relative(&pkg.dir);
+        let rel = self.relative(dir);
         let prefix = if rel.is_empty() {
             String::new()
         } else {
@@ -509,7 +536,7 @@ impl<'a> StepCache<'a> {
         h.field(b"subtree");
         h.field(self.base.as_bytes());
         h.field(rel.as_bytes());
-        h.field(pkg.display_path.as_bytes());
+        h.field(display_path.as_bytes());
         for (path, file) in files.range(prefix.clone()..) {
             let Some(local) = path.strip_prefix(&prefix) else {
                 break;
@@ -539,7 +566,7 @@ impl<'a> StepCache<'a> {
         if let Some(known) = self.kptfiles.lock().ok()?.get(path) {
             return known.clone();
         }
-        let identities = match self.snapshot.as_ref()?.entries.get(path)? {
+        let identities = match self.snapshot.as_ref()?.entries().get(path)? {
             Entry::File(bytes) => function_identities(path, bytes, &self.identities),
             Entry::Link(_) => None,
         };
@@ -761,15 +788,16 @@ fn selector(h: &mut Hasher, s: &Selector) {
 /// Every file of the snapshot by path: the digest of its bytes, or its link
 /// target.
 fn file_keys(snapshot: &Snapshot) -> BTreeMap<String, FileKey> {
-    let entries: Vec<(&String, &Entry)> = snapshot.entries.iter().collect();
-    entries
-        .par_iter()
+    let digests = snapshot.file_digests();
+    snapshot
+        .entries()
+        .iter()
         .map(|(path, entry)| {
             let key = match entry {
-                Entry::File(bytes) => FileKey::Bytes(Digest::of(bytes)),
+                Entry::File(_) => FileKey::Bytes(digests[path]),
                 Entry::Link(target) => FileKey::Link(target.clone()),
             };
-            ((*path).clone(), key)
+            (path.clone(), key)
         })
         .collect()
 }

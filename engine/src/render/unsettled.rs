@@ -11,7 +11,7 @@ use super::shortcut::{is_kptfile, Entry, Snapshot};
 /// moves such a comment and restoring comments copies it back, so a render
 /// through a process adds a copy. Such a tree is not a fixed point.
 pub(super) fn may_hold_unsettled_comments(tree: &Snapshot) -> bool {
-    tree.entries.iter().any(|(path, entry)| match entry {
+    tree.entries().iter().any(|(path, entry)| match entry {
         Entry::File(bytes) => {
             let yaml = path.ends_with(".yaml") || path.ends_with(".yml") || is_kptfile(path);
             yaml && may_hold_unsettled_comment(bytes)
