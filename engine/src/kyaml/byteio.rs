@@ -404,17 +404,20 @@ impl ByteWriter {
     /// item has a foot comment, an item ends its text with a document end
     /// marker, or encoding fails.
     fn encode_items_in_parallel(&self, roots: &mut [Node]) -> Option<Vec<u8>> {
-        self.encode_items(roots, |root| encode_item(root).map(|text| (text, ())))
-            .map(|(bytes, _)| bytes)
+        self.encode_items(roots, |root| {
+            encode_item(root).map(|text| (item_memo::ItemText::encoded(text), ()))
+        })
+        .map(|(bytes, _)| bytes)
     }
 
     /// [`Self::encode_items_in_parallel`] with each item's text from
     /// `text_of` (which also gives something to keep for each item; an
-    /// item of a longer run keeps `T::default()`).
+    /// item of a longer run keeps `T::default()`). The texts are written
+    /// into the list's buffer at once, each at its place.
     fn encode_items<T: Send + Default>(
         &self,
         roots: &mut [Node],
-        text_of: impl Fn(&mut Node) -> Option<(Vec<u8>, T)> + Sync,
+        text_of: impl Fn(&mut Node) -> Option<(item_memo::ItemText, T)> + Sync,
     ) -> Option<(Vec<u8>, Vec<T>)> {
         let lengths = runs(roots)?;
         let mut chunks = Vec::with_capacity(lengths.len());
@@ -424,12 +427,12 @@ impl ByteWriter {
             chunks.push(run);
             rest = after;
         }
-        let texts: Vec<(Vec<u8>, Vec<T>)> = chunks
+        let mut texts: Vec<(item_memo::ItemText, Vec<T>)> = chunks
             .par_iter_mut()
             .map(|run| match run {
                 [root] => text_of(root).map(|(text, kept)| (text, vec![kept])),
                 run => {
-                    let text = encode_run(run)?;
+                    let text = item_memo::ItemText::encoded(encode_run(run)?);
                     Some((text, run.iter().map(|_| T::default()).collect()))
                 }
             })
@@ -445,17 +448,29 @@ impl ByteWriter {
         let marker = b"\nitems:\n";
         let at = with_first.windows(marker.len()).position(|w| w == marker)? + marker.len();
         let (head, rest) = with_first.split_at(at);
-        let tail = rest.strip_prefix(texts[0].0.as_slice())?;
-        let mut bytes = Vec::with_capacity(
-            head.len() + tail.len() + texts.iter().map(|(text, _)| text.len()).sum::<usize>(),
-        );
-        bytes.extend_from_slice(head);
-        texts
-            .iter()
-            .for_each(|(text, _)| bytes.extend_from_slice(text));
-        bytes.extend_from_slice(tail);
-        let kept = texts.into_iter().flat_map(|(_, kept)| kept).collect();
-        Some((bytes, kept))
+        let first_text =
+            std::mem::replace(&mut texts[0].0, item_memo::ItemText::encoded(Vec::new()));
+        let first_text = first_text.into_bytes();
+        let tail = rest.strip_prefix(first_text.as_slice())?;
+        texts[0].0 = item_memo::ItemText::encoded(first_text);
+        let (texts, kept): (Vec<item_memo::ItemText>, Vec<Vec<T>>) = texts.into_iter().unzip();
+        let lengths: Vec<usize> = texts.iter().map(item_memo::ItemText::len).collect();
+        let items_len: usize = lengths.iter().sum();
+        let mut bytes = vec![0; head.len() + items_len + tail.len()];
+        bytes[..head.len()].copy_from_slice(head);
+        bytes[head.len() + items_len..].copy_from_slice(tail);
+        let mut places = Vec::with_capacity(texts.len());
+        let mut free = &mut bytes[head.len()..head.len() + items_len];
+        for len in lengths {
+            let (place, after) = free.split_at_mut(len);
+            places.push(place);
+            free = after;
+        }
+        places
+            .into_par_iter()
+            .zip(texts.par_iter())
+            .for_each(|(place, text)| text.write_to(place));
+        Some((bytes, kept.into_iter().flatten().collect()))
     }
 
     /// Removes the reader's and the requested annotations, then empty

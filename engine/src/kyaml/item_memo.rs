@@ -194,15 +194,81 @@ pub fn less_ids(item: &mut Node, look: Option<&MigrationIdLook>) -> super::Resul
 impl Text {
     /// The text with `ids` (in [`IDS`] order) as the values.
     fn with(&self, ids: &[&str; 3]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.text.len() + 8);
+        let mut out = vec![0; self.len_with(ids)];
+        self.write_with(ids, &mut out);
+        out
+    }
+
+    /// The length of [`Text::with`].
+    fn len_with(&self, ids: &[&str; 3]) -> usize {
+        let values: usize = self.values.iter().map(|(range, _)| range.len()).sum();
+        let new: usize = self.values.iter().map(|(_, id)| ids[*id].len()).sum();
+        self.text.len() - values + new
+    }
+
+    /// Writes [`Text::with`] into `out`, which is exactly as long.
+    fn write_with(&self, ids: &[&str; 3], out: &mut [u8]) {
         let mut at = 0;
+        let mut to = 0;
+        let mut put = |bytes: &[u8]| {
+            out[to..to + bytes.len()].copy_from_slice(bytes);
+            to += bytes.len();
+        };
         for (range, id) in &self.values {
-            out.extend_from_slice(&self.text[at..range.start]);
-            out.extend_from_slice(ids[*id].as_bytes());
+            put(&self.text[at..range.start]);
+            put(ids[*id].as_bytes());
             at = range.end;
         }
-        out.extend_from_slice(&self.text[at..]);
-        out
+        put(&self.text[at..]);
+    }
+}
+
+/// An item's text in a ResourceList ([`item_text`]): encoded, or a
+/// remembered text that gets the item's own ids as it is written, so the
+/// texts of a list go straight into the list's buffer.
+pub struct ItemText(Piece);
+
+enum Piece {
+    Encoded(Vec<u8>),
+    /// A remembered text, and the item's ids in [`IDS`] order.
+    Remembered(Arc<Text>, [String; 3]),
+}
+
+impl ItemText {
+    /// An item's text as encoded.
+    pub fn encoded(bytes: Vec<u8>) -> ItemText {
+        ItemText(Piece::Encoded(bytes))
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Piece::Encoded(bytes) => bytes.len(),
+            Piece::Remembered(text, ids) => text.len_with(&ids.each_ref().map(String::as_str)),
+        }
+    }
+
+    /// Whether it is empty (no item's text is).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes it into `out`, which is exactly [`ItemText::len`] long.
+    pub fn write_to(&self, out: &mut [u8]) {
+        match &self.0 {
+            Piece::Encoded(bytes) => out.copy_from_slice(bytes),
+            Piece::Remembered(text, ids) => {
+                text.write_with(&ids.each_ref().map(String::as_str), out)
+            }
+        }
+    }
+
+    /// Its bytes.
+    pub fn into_bytes(self) -> Vec<u8> {
+        match self.0 {
+            Piece::Encoded(bytes) => bytes,
+            Piece::Remembered(text, ids) => text.with(&ids.each_ref().map(String::as_str)),
+        }
     }
 }
 
@@ -471,11 +537,10 @@ pub fn item_text(
     root: &mut Node,
     check: bool,
     encode: impl Fn(&mut Node) -> Option<Vec<u8>>,
-) -> Option<(Vec<u8>, Option<Arc<Entry>>)> {
+) -> Option<(ItemText, Option<Arc<Entry>>)> {
     let Some((fps, ids)) = fingerprint(root) else {
-        return encode(root).map(|text| (text, None));
+        return encode(root).map(|text| (ItemText::encoded(text), None));
     };
-    let ids = ids.each_ref().map(String::as_str);
     let memo = memo();
     let (entry, remembered) = match memo.get(&fps.item) {
         Some(entry) => (entry, true),
@@ -484,8 +549,8 @@ pub fn item_text(
             Some(text) => (memo.insert(fps, text, true), true),
             None => {
                 let text = encode(root)?;
-                let Some(values) = values_in(&text, &ids) else {
-                    return Some((text, None));
+                let Some(values) = values_in(&text, &ids.each_ref().map(String::as_str)) else {
+                    return Some((ItemText::encoded(text), None));
                 };
                 let remembered = Arc::new(Text {
                     fingerprint: fps.text,
@@ -496,8 +561,8 @@ pub fn item_text(
             }
         },
     };
-    let text = entry.text.with(&ids);
     if check && remembered {
+        let text = entry.text.with(&ids.each_ref().map(String::as_str));
         let fresh = encode(root);
         assert!(
             fresh.as_deref() == Some(text.as_slice()),
@@ -507,7 +572,10 @@ pub fn item_text(
             String::from_utf8_lossy(fresh.as_deref().unwrap_or_default()),
         );
     }
-    Some((text, Some(entry)))
+    Some((
+        ItemText(Piece::Remembered(entry.text.clone(), ids)),
+        Some(entry),
+    ))
 }
 
 /// Where each id's value is in `text`: `None` unless each `key: 'value'`
@@ -789,8 +857,12 @@ mod tests {
         let mut second = item(["103", "104", "104"], " # first");
         let (remembered, entry) = item_text(&mut second, true, encode).unwrap();
         assert!(entry.is_some());
-        assert_ne!(text, remembered);
-        assert_eq!(Some(remembered), encode(&mut second));
+        // Written into a buffer as long as it says, it is its bytes.
+        let mut written = vec![0; remembered.len()];
+        remembered.write_to(&mut written);
+        assert_eq!(written, remembered.into_bytes());
+        assert_ne!(text.into_bytes(), written);
+        assert_eq!(Some(written), encode(&mut second));
     }
 
     /// `item` with its `data.x` key's tag (as the parser gives it) taken
@@ -817,7 +889,7 @@ mod tests {
         assert_ne!(a.item, b.item, "the echo of each is known apart");
         let (first, _) = item_text(&mut tagged.clone(), false, encode).unwrap();
         let (second, entry) = item_text(&mut plain, true, encode).unwrap();
-        assert_eq!(first, second);
+        assert_eq!(first.into_bytes(), second.into_bytes());
         assert!(!entry.unwrap().echo_reads_back_plainly());
         // The check encoded it; without the check nothing is.
         assert_eq!(encodes.load(Ordering::Relaxed), 2);
