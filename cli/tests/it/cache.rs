@@ -796,3 +796,81 @@ fn comments_kpt_moves_render_as_kpt_renders_them_each_time() {
         }
     }
 }
+
+/// The item memo blobs in the cache at `cache`, by file name.
+fn item_memo_blobs(cache: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for fan in std::fs::read_dir(cache.join("blobs")).unwrap() {
+        for blob in std::fs::read_dir(fan.unwrap().path()).unwrap() {
+            let path = blob.unwrap().path();
+            if std::fs::read(&path)
+                .unwrap()
+                .starts_with(b"krmgraph item memo ")
+            {
+                found.push(path.file_name().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn an_edit_that_learns_little_leaves_the_memos_as_they_were() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("tree");
+    let cache = tmp.path().join("cache");
+    let kptfile = |name: &str| {
+        format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\npipeline:\n  mutators:\n    - exec: cat\n")
+    };
+    let configmap = |name: &str, value: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: '{value}'\n"
+        )
+    };
+    // 600 resources two steps deep (the memo learns an item's echo at its
+    // second step), and one more in a package of its own.
+    let many = |value: &str| -> String {
+        (0..600)
+            .map(|i| configmap(&format!("cm-{i}"), value))
+            .collect::<Vec<_>>()
+            .join("---\n")
+    };
+    for (path, text) in [
+        ("Kptfile", kptfile("root")),
+        ("big/Kptfile", kptfile("big")),
+        ("big/many.yaml", many("a")),
+        ("sub/Kptfile", kptfile("sub")),
+        ("sub/cm.yaml", configmap("edited", "1")),
+    ] {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let render = || {
+        let out = std::process::Command::new(crate::util::krmgraph_bin())
+            .args(["render", "--allow-exec"])
+            .arg(&root)
+            .env("KRMGRAPH_CACHE_DIR", &cache)
+            .env("KRMGRAPH_NO_CACHE", "0")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    render();
+    let saved = item_memo_blobs(&cache);
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    // One resource of ~600 changed: the memos are not written again.
+    std::fs::write(root.join("sub/cm.yaml"), configmap("edited", "2")).unwrap();
+    render();
+    assert_eq!(item_memo_blobs(&cache), saved);
+    // Every resource changed: they are, in place of the old ones.
+    std::fs::write(root.join("big/many.yaml"), many("b")).unwrap();
+    render();
+    let resaved = item_memo_blobs(&cache);
+    assert_eq!(resaved.len(), 1, "{resaved:?}");
+    assert_ne!(resaved, saved);
+}

@@ -15,7 +15,7 @@
 //! [`export`] and [`import`] pass the entries a render used on to the next
 //! process through the step cache.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
 use super::item_memo::{self, Fingerprint, FingerprintMap};
@@ -59,7 +59,19 @@ pub fn known(key: &Fingerprint) -> Option<Fingerprint> {
 
 /// Remembers that a file with fingerprint `key` was written as `bytes`.
 pub fn learn(key: Fingerprint, bytes: &[u8]) {
-    insert(key, (*blake3::hash(bytes).as_bytes(), true));
+    let digest = *blake3::hash(bytes).as_bytes();
+    if entries().get(&key).map(|(known, _)| *known) != Some(digest) {
+        LEARNT.fetch_add(1, Ordering::Relaxed);
+    }
+    insert(key, (digest, true));
+}
+
+/// Files this process learnt that an import did not give it.
+static LEARNT: AtomicUsize = AtomicUsize::new(0);
+
+/// How many files this process learnt that an import did not give it.
+pub fn learnt() -> usize {
+    LEARNT.load(Ordering::Relaxed)
 }
 
 fn insert(key: Fingerprint, entry: (Fingerprint, bool)) {

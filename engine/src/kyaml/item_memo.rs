@@ -154,7 +154,9 @@ impl Entry {
     /// the echo, restored.
     pub fn learn_echo(&self, restored: &Node) {
         if let Some(look) = migration_id_look(restored) {
-            let _ = self.echo.set(look);
+            if self.echo.set(look).is_ok() {
+                LEARNT.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
@@ -377,6 +379,16 @@ pub fn export() -> Option<Vec<u8>> {
         }
         count
     })
+}
+
+/// Entries this process learnt that an [`export`] writes (items whose
+/// echo it found to read back plainly).
+static LEARNT: AtomicUsize = AtomicUsize::new(0);
+
+/// How many entries this process learnt that an [`export`] writes and an
+/// import did not give it.
+pub fn learnt() -> usize {
+    LEARNT.load(Ordering::Relaxed)
 }
 
 /// Remembers the entries of an [`export`] (once per process; entries the

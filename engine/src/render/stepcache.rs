@@ -44,7 +44,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use krmgraph_cache::{Digest, Output as BlobRef, StepRecord, Store};
@@ -188,7 +188,9 @@ pub(super) struct StepCache<'a> {
     mismatch: Mutex<Option<String>>,
     /// The thread loading the previous render's memos, until they are
     /// needed ([`StepCache::memos_loaded`]).
-    memo_loader: Mutex<Option<std::thread::JoinHandle<()>>>,
+    memo_loader: Mutex<Option<std::thread::JoinHandle<usize>>>,
+    /// How many entries the memos loaded.
+    imported: AtomicUsize,
 }
 
 impl<'a> StepCache<'a> {
@@ -216,11 +218,12 @@ impl<'a> StepCache<'a> {
                 .name("krmgraph-memos".into())
                 .spawn(move || load_item_memo(store.as_ref()))
         });
+        let mut imported = 0;
         let memo_loader = match memo_loader {
             Some(Ok(handle)) => Some(handle),
             // No thread to be had: load them here.
             Some(Err(_)) => {
-                load_item_memo(cache.store.as_ref());
+                imported = load_item_memo(cache.store.as_ref());
                 None
             }
             None => None,
@@ -241,6 +244,7 @@ impl<'a> StepCache<'a> {
             failure: Mutex::default(),
             mismatch: Mutex::default(),
             memo_loader: Mutex::new(memo_loader),
+            imported: AtomicUsize::new(imported),
         }
     }
 
@@ -256,7 +260,8 @@ impl<'a> StepCache<'a> {
         if let Some(handle) = handle {
             // A loader that panicked loaded nothing: the memos only save
             // work.
-            let _ = handle.join();
+            let imported = handle.join().unwrap_or(0);
+            self.imported.store(imported, Ordering::SeqCst);
         }
     }
 
@@ -654,6 +659,16 @@ impl<'a> StepCache<'a> {
     /// ([`item_memo::export`]), and the fixed points the render met
     /// ([`fixed_point::export`]), in place of what it held before.
     fn save_item_memo(&self) {
+        // A render that learnt little beyond what it loaded (an edit of a
+        // few resources in a large tree) leaves the record as it is: it
+        // would rewrite megabytes to add a few entries, which the next
+        // render learns again at the cost of a few items. Entries this
+        // render did not use stay in it until the next time it is written.
+        let imported = self.imported.load(Ordering::SeqCst);
+        let learnt = item_memo::learnt() + fixed_point::learnt() + file_memo::learnt();
+        if imported > 0 && learnt * LEARNT_TO_SAVE <= imported {
+            return;
+        }
         let memo = item_memo::export();
         let fixed_points = fixed_point::export();
         let files = file_memo::export();
@@ -698,21 +713,28 @@ fn item_memo_key() -> Digest {
     Digest::from(h.0.finalize())
 }
 
+/// The memos are recorded again when a render learnt at least one entry
+/// for this many it loaded.
+const LEARNT_TO_SAVE: usize = 100;
+
 /// Imports the item memo and the fixed points the last render with this
-/// store recorded (once per process). A store failure here is a miss: both
-/// only save time.
-fn load_item_memo(store: &dyn Store) {
-    if let Ok(Some(hit)) = store.lookup(&item_memo_key()) {
-        if let Some((_, bytes)) = output(&hit, ITEM_MEMO) {
-            item_memo::import(bytes);
-        }
-        if let Some((_, bytes)) = output(&hit, FIXED_POINTS) {
-            fixed_point::import(bytes);
-        }
-        if let Some((_, bytes)) = output(&hit, FILE_MEMO) {
-            file_memo::import(bytes);
-        }
+/// store recorded (once per process); returns how many entries it did. A
+/// store failure here is a miss: both only save time.
+fn load_item_memo(store: &dyn Store) -> usize {
+    let Ok(Some(hit)) = store.lookup(&item_memo_key()) else {
+        return 0;
+    };
+    let mut imported = 0;
+    if let Some((_, bytes)) = output(&hit, ITEM_MEMO) {
+        imported += item_memo::import(bytes);
     }
+    if let Some((_, bytes)) = output(&hit, FIXED_POINTS) {
+        imported += fixed_point::import(bytes);
+    }
+    if let Some((_, bytes)) = output(&hit, FILE_MEMO) {
+        imported += file_memo::import(bytes);
+    }
+    imported
 }
 
 impl Drop for StepCache<'_> {

@@ -236,16 +236,21 @@ impl<V> Set<V> {
             .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Keeps `value` under `key` unless one is there already; when full,
-    /// starts over first.
-    fn insert(&self, key: Fingerprint, value: V) {
+    /// Keeps `value` under `key` unless one is there already (then
+    /// `false`); when full, starts over first.
+    fn insert(&self, key: Fingerprint, value: V) -> bool {
         if self.len.fetch_add(1, Ordering::Relaxed) >= LIMIT {
             for shard in &self.shards {
                 shard.lock().unwrap_or_else(|e| e.into_inner()).clear();
             }
             self.len.store(1, Ordering::Relaxed);
         }
-        self.shard(&key).entry(key).or_insert(value);
+        let mut shard = self.shard(&key);
+        if shard.contains_key(&key) {
+            return false;
+        }
+        shard.insert(key, value);
+        true
     }
 }
 
@@ -267,7 +272,18 @@ pub fn lookup(key: &Fingerprint) -> Option<Known> {
 /// Knows `key` as a fixed point whose migration id reads back as `known`
 /// says, as used by this process.
 pub fn know(key: Fingerprint, known: Known) {
-    set().insert(key, (known, true));
+    if set().insert(key, (known, true)) {
+        LEARNT.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Fixed points this process learnt that an import did not give it.
+static LEARNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many fixed points this process learnt that an import did not give
+/// it.
+pub fn learnt() -> usize {
+    LEARNT.load(Ordering::Relaxed)
 }
 
 /// The items that came out of a round trip: by family and shape, how
