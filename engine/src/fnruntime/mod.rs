@@ -16,6 +16,9 @@ pub mod exec;
 pub mod results;
 pub mod select;
 
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -951,25 +954,36 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
 /// kpt's `enforcePathInvariants`: no resource may leave its package
 /// (`../`), and no two resources may share package, path and index.
 pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
-    // Each resource's key on the pool; the checks in order, so the first
-    // failure is the one a loop meets.
+    // Each resource's key and its hash on the pool; the checks in order, so
+    // the first failure is the one a loop meets.
+    let state = std::hash::RandomState::new();
     let keys = crate::par::map(output, |resource| {
         let package =
             krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
-        let path = krm::path_of(resource);
-        let index = krm::index_of(resource);
+        let (path, index) = kioutil::get_file_annotations(resource);
         let cleaned = crate::kptfile::validate::clean_path(&path);
         let outside = cleaned.starts_with("../").then_some(path);
-        (outside, (package, cleaned, index))
+        let key = (package, cleaned, index);
+        let hash = std::hash::BuildHasher::hash_one(&state, &key);
+        (outside, key, hash)
     });
-    let mut seen = std::collections::HashSet::new();
-    for (outside, key) in keys {
+    // The first resource by each hash: only a resource whose hash was
+    // seen has its key compared.
+    let mut first: HashMap<u64, usize, BuildHasherDefault<HashedAlready>> = HashMap::default();
+    for (i, (outside, key, hash)) in keys.iter().enumerate() {
         if let Some(path) = outside {
             return Err(format!(
                 "function must not modify resources outside of package: resource has path {path}"
             ));
         }
-        if seen.contains(&key) {
+        let seen = match first.entry(*hash) {
+            Entry::Vacant(slot) => {
+                slot.insert(i);
+                false
+            }
+            Entry::Occupied(_) => keys[..i].iter().any(|(_, earlier, _)| earlier == key),
+        };
+        if seen {
             // kpt names the cleaned path (`./a.yaml` is reported as `a.yaml`).
             return Err(format!(
                 "resource at path {} and index {} already exists",
@@ -977,9 +991,28 @@ pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
                 crate::gostr::quote(&key.2)
             ));
         }
-        seen.insert(key);
     }
     Ok(())
+}
+
+/// A hasher for keys that are hashes already.
+#[derive(Default)]
+struct HashedAlready(u64);
+
+impl std::hash::Hasher for HashedAlready {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
 }
 
 #[cfg(test)]
@@ -989,6 +1022,39 @@ mod tests {
         finish_filter, function_input, preprocess_for_internal_annotation_migration, set_ids,
     };
     use crate::kyaml::rnode::tests::{emit, parse};
+
+    /// A resource of package `pkg` at `path`, index `index`.
+    fn placed(pkg: &str, path: &str, index: usize) -> Node {
+        parse(&format!(
+            "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations:\n    internal.config.kubernetes.io/package-path: '{pkg}'\n    internal.config.kubernetes.io/path: '{path}'\n    internal.config.kubernetes.io/index: '{index}'\n"
+        ))
+    }
+
+    #[test]
+    fn path_invariants_find_the_first_duplicate_and_the_first_escape() {
+        // Enough resources for the keys to be made on the pool.
+        let mut output: Vec<Node> = (0..200)
+            .map(|i| placed("p", &format!("f{i}.yaml"), 0))
+            .collect();
+        assert_eq!(enforce_path_invariants(&output), Ok(()));
+        // The same path in another package, or at another index, is fine.
+        output.push(placed("q", "f3.yaml", 0));
+        output.push(placed("p", "f3.yaml", 1));
+        assert_eq!(enforce_path_invariants(&output), Ok(()));
+        // `./f7.yaml` is `f7.yaml`: the error names the cleaned path.
+        output.push(placed("p", "./f7.yaml", 0));
+        output.push(placed("p", "f9.yaml", 0));
+        assert_eq!(
+            enforce_path_invariants(&output),
+            Err("resource at path \"f7.yaml\" and index \"0\" already exists".into())
+        );
+        // An escape before the duplicate is the one reported.
+        output.insert(150, placed("p", "../out.yaml", 0));
+        assert_eq!(
+            enforce_path_invariants(&output),
+            Err("function must not modify resources outside of package: resource has path ../out.yaml".into())
+        );
+    }
 
     /// Resources an identity function passes up a tree of pipelines.
     const PASSED_UP: &[&str] = &[
