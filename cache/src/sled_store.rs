@@ -122,8 +122,8 @@ impl SledStore {
     /// without counting: the size saved by the last
     /// [`SledStore::save_size_estimate`] plus what this process added
     /// since. `None` when none was saved, or when it is time to count again
-    /// anyway ([`RECOUNT_EVERY`] saves): a process that died before saving
-    /// left its additions out.
+    /// anyway (after 64 saves without a count): a process that died before
+    /// saving left its additions out.
     pub fn size_estimate(&self) -> Option<u64> {
         let saved = self.index(|_, db| db.get(SIZE_ESTIMATE_KEY)).ok()??;
         let (size, saves) = decode_estimate(&saved)?;
