@@ -567,18 +567,13 @@ fn rendering_dot_is_cached_like_its_path() {
     let cache = tmp.path().join("cache");
     let counter = tmp.path().join("counter");
     let render_dot = || {
-        let out = std::process::Command::new(crate::util::krmgraph_bin())
-            .args(["render", ".", "--allow-exec", "--cache-dir"])
-            .arg(&cache)
-            .current_dir(&src)
-            .env("COUNTER", &counter)
-            .env("KRMGRAPH_NO_CACHE", "0")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        crate::util::succeed(
+            std::process::Command::new(crate::util::krmgraph_bin())
+                .args(["render", ".", "--allow-exec", "--cache-dir"])
+                .arg(&cache)
+                .current_dir(&src)
+                .env("COUNTER", &counter)
+                .env("KRMGRAPH_NO_CACHE", "0"),
         );
     };
     render_dot();
@@ -847,17 +842,12 @@ fn an_edit_that_learns_little_leaves_the_memos_as_they_were() {
         std::fs::write(path, text).unwrap();
     }
     let render = || {
-        let out = std::process::Command::new(crate::util::krmgraph_bin())
-            .args(["render", "--allow-exec"])
-            .arg(&root)
-            .env("KRMGRAPH_CACHE_DIR", &cache)
-            .env("KRMGRAPH_NO_CACHE", "0")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        crate::util::succeed(
+            std::process::Command::new(crate::util::krmgraph_bin())
+                .args(["render", "--allow-exec"])
+                .arg(&root)
+                .env("KRMGRAPH_CACHE_DIR", &cache)
+                .env("KRMGRAPH_NO_CACHE", "0"),
         );
     };
     render();

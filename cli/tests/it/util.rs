@@ -9,6 +9,18 @@ pub fn krmgraph_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_krmgraph"))
 }
 
+/// Runs `command`, which must succeed (else the test fails with its
+/// stderr); returns its output.
+pub fn succeed(command: &mut Command) -> std::process::Output {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// The repository root (the workspace directory).
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -141,16 +141,11 @@ fn demo(work: &Path, name: &str) -> PathBuf {
 
 /// `krmgraph render --no-cache` of `dir`, which must succeed.
 fn render_once(dir: &Path) {
-    let out = Command::new(krmgraph_bin())
-        .arg("render")
-        .arg(dir)
-        .args(["--no-cache", "--allow-exec"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    crate::util::succeed(
+        Command::new(krmgraph_bin())
+            .arg("render")
+            .arg(dir)
+            .args(["--no-cache", "--allow-exec"]),
     );
 }
 
