@@ -344,7 +344,12 @@ mod tests {
         Snapshot::new(
             files
                 .iter()
-                .map(|(p, b)| (p.to_string(), Entry::File(b.as_bytes().to_vec())))
+                .map(|(p, b)| {
+                    (
+                        p.to_string(),
+                        Entry::File(std::sync::Arc::new(b.as_bytes().to_vec())),
+                    )
+                })
                 .collect(),
         )
     }

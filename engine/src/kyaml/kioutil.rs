@@ -125,6 +125,10 @@ pub fn default_path_and_index_annotation(dir: &str, nodes: &mut [Node]) -> Resul
         set_path(node, &path)?;
         Ok(None)
     })?;
+    // Rendered resources all have both: nothing left to number.
+    if indexed.iter().all(Option::is_some) {
+        return Ok(());
+    }
     let mut counts: BTreeMap<String, i64> = BTreeMap::new();
     for (path, index) in indexed.into_iter().flatten() {
         let count = counts.entry(path).or_insert(0);

@@ -378,7 +378,7 @@ pub fn render_files(
     existing: Option<&Existing>,
 ) -> Result<RenderedFiles> {
     kioutil::default_path_and_index_annotation("", &mut nodes)?;
-    crate::par::first_failure(&nodes, |node| {
+    let paths = crate::par::each(&nodes, |node| {
         for key in [INDEX_ANNOTATION, PATH_ANNOTATION] {
             if rnode::get_annotation(node, key)?.is_none_or(|v| v.value.is_empty()) {
                 return Err(KyamlError::Package(format!(
@@ -386,14 +386,9 @@ pub fn render_files(
                 )));
             }
         }
-        Ok(())
-    })?;
-    let paths = crate::par::each(&nodes, |node| {
-        Ok::<_, KyamlError>(
-            rnode::get_annotation(node, PATH_ANNOTATION)?
-                .map(|v| v.value.to_string())
-                .unwrap_or_default(),
-        )
+        Ok(rnode::get_annotation(node, PATH_ANNOTATION)?
+            .map(|v| v.value.to_string())
+            .unwrap_or_default())
     })?;
     let mut groups: BTreeMap<String, Vec<Node>> = BTreeMap::new();
     for (node, path) in nodes.into_iter().zip(paths) {

@@ -28,10 +28,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use krmgraph_cache::{Digest, Store};
-use rayon::prelude::*;
 
 use super::{Order, RenderOptions};
 use crate::fnruntime::{builtin, exec, resolve_image, RunnerOptions};
@@ -45,8 +44,9 @@ const KEY_SCHEMA: &str = "krmgraph render shortcut v3";
 /// One entry of a tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Entry {
-    /// A regular file's bytes.
-    File(Vec<u8>),
+    /// A regular file's bytes (shared: the tree after a render is the tree
+    /// before with a few files changed).
+    File(Arc<Vec<u8>>),
     /// A symlink's target.
     Link(String),
 }
@@ -60,7 +60,16 @@ pub struct Snapshot {
     /// of the tree before a render, the step cache's file keys and the
     /// render key of the tree after it all need them.
     digests: OnceLock<BTreeMap<String, Digest>>,
+    /// The function identities of each Kptfile (`None`: one does not
+    /// decode or names a program that cannot be read), decoded once: the
+    /// render key, the step cache's subtree keys and the render key of the
+    /// tree after a render all need them. Computed for one render's
+    /// runner options.
+    identities: OnceLock<KptfileIdentities>,
 }
+
+/// [`function_identities`] of every Kptfile of a snapshot, by path.
+type KptfileIdentities = BTreeMap<String, Option<Vec<Vec<u8>>>>;
 
 impl PartialEq for Snapshot {
     fn eq(&self, other: &Snapshot) -> bool {
@@ -102,7 +111,7 @@ impl Snapshot {
         }
         let read = crate::par::each(&files, |(_, path)| std::fs::read(path))?;
         for ((rel_path, _), bytes) in files.into_iter().zip(read) {
-            entries.insert(rel_path, Entry::File(bytes));
+            entries.insert(rel_path, Entry::File(Arc::new(bytes)));
         }
         Ok(Snapshot::new(entries))
     }
@@ -112,7 +121,32 @@ impl Snapshot {
         Snapshot {
             entries,
             digests: OnceLock::new(),
+            identities: OnceLock::new(),
         }
+    }
+
+    /// [`function_identities`] of each Kptfile, by path (decoded on the
+    /// pool the first time, with `identities`: one render's).
+    pub(crate) fn kptfile_identities(&self, identities: &Identities) -> &KptfileIdentities {
+        self.identities.get_or_init(|| {
+            let kptfiles: Vec<(&String, &[u8])> = self
+                .entries
+                .iter()
+                .filter_map(|(path, entry)| match entry {
+                    Entry::File(bytes) if is_kptfile(path) => Some((path, bytes.as_slice())),
+                    _ => None,
+                })
+                .collect();
+            // Decoding every Kptfile is most of a key's cost on a large tree.
+            let decoded = crate::par::map(&kptfiles, |(path, bytes)| {
+                function_identities(path, bytes, identities)
+            });
+            kptfiles
+                .into_iter()
+                .zip(decoded)
+                .map(|((path, _), identity)| (path.clone(), identity))
+                .collect()
+        })
     }
 
     /// The entries, sorted by path.
@@ -124,7 +158,7 @@ impl Snapshot {
     /// first time).
     pub fn file_digests(&self) -> &BTreeMap<String, Digest> {
         self.digests.get_or_init(|| {
-            let files: Vec<(&String, &Vec<u8>)> = self
+            let files: Vec<(&String, &Arc<Vec<u8>>)> = self
                 .entries
                 .iter()
                 .filter_map(|(path, entry)| match entry {
@@ -159,7 +193,7 @@ impl Snapshot {
         for (path, entry) in &after.entries {
             if let Entry::File(bytes) = entry {
                 if self.entries.get(path) != Some(entry) {
-                    changes.push(Change::Write(path.clone(), bytes.clone()));
+                    changes.push(Change::Write(path.clone(), bytes.to_vec()));
                 }
             }
         }
@@ -177,21 +211,29 @@ impl Snapshot {
     pub fn with(&self, changes: &[Change]) -> Snapshot {
         let mut entries = self.entries.clone();
         let mut digests = self.digests.get().cloned();
+        let mut identities = self.identities.get().cloned();
         for change in changes {
             match change {
                 Change::Write(path, bytes) => {
-                    let new = Entry::File(bytes.clone());
-                    if let Some(digests) = &mut digests {
-                        if entries.get(path) != Some(&new) {
-                            digests.insert(path.clone(), Digest::of(bytes));
-                        }
+                    // Most files of a render are written as they were read.
+                    if matches!(entries.get(path), Some(Entry::File(old)) if **old == *bytes) {
+                        continue;
                     }
-                    entries.insert(path.clone(), new);
+                    if let Some(digests) = &mut digests {
+                        digests.insert(path.clone(), Digest::of(bytes));
+                    }
+                    if is_kptfile(path) {
+                        identities = None;
+                    }
+                    entries.insert(path.clone(), Entry::File(Arc::new(bytes.clone())));
                 }
                 Change::Delete(path) => {
                     entries.remove(path);
                     if let Some(digests) = &mut digests {
                         digests.remove(path);
+                    }
+                    if is_kptfile(path) {
+                        identities = None;
                     }
                 }
             }
@@ -199,6 +241,7 @@ impl Snapshot {
         Snapshot {
             entries,
             digests: digests.map(OnceLock::from).unwrap_or_default(),
+            identities: identities.map(OnceLock::from).unwrap_or_default(),
         }
     }
 }
@@ -273,26 +316,10 @@ pub fn render_key(snapshot: &Snapshot, root: &Path, options: &RenderOptions) -> 
         h.field(digest.as_bytes());
     }
     let identities = Identities::new(runner);
-    let kptfiles: Vec<(&String, &[u8])> = snapshot
-        .entries
-        .iter()
-        .filter_map(|(path, entry)| match entry {
-            Entry::File(bytes) if is_kptfile(path) => Some((path, bytes.as_slice())),
-            _ => None,
-        })
-        .collect();
-    // Decoding every Kptfile is most of a key's cost on a large tree.
-    let per_kptfile: Vec<Option<Vec<Vec<u8>>>> = kptfiles
-        .par_iter()
-        .map(|(path, bytes)| function_identities(path, bytes, &identities))
-        .collect();
-    for identity in per_kptfile
-        .into_iter()
-        .collect::<Option<Vec<_>>>()?
-        .iter()
-        .flatten()
-    {
-        h.field(identity);
+    for per_kptfile in snapshot.kptfile_identities(&identities).values() {
+        for identity in per_kptfile.as_ref()? {
+            h.field(identity);
+        }
     }
     Some(Digest::from(h.0.finalize()))
 }
@@ -677,14 +704,18 @@ mod tests {
         let mut before = Snapshot::default();
         before
             .entries
-            .insert("a".into(), Entry::File(b"1".to_vec()));
+            .insert("a".into(), Entry::File(Arc::new(b"1".to_vec())));
         before
             .entries
-            .insert("b".into(), Entry::File(b"2".to_vec()));
+            .insert("b".into(), Entry::File(Arc::new(b"2".to_vec())));
         let mut after = before.clone();
-        after.entries.insert("a".into(), Entry::File(b"3".to_vec()));
+        after
+            .entries
+            .insert("a".into(), Entry::File(Arc::new(b"3".to_vec())));
         after.entries.remove("b");
-        after.entries.insert("c".into(), Entry::File(b"4".to_vec()));
+        after
+            .entries
+            .insert("c".into(), Entry::File(Arc::new(b"4".to_vec())));
         let changes = before.changes_to(&after);
         assert_eq!(changes.len(), 3);
         // Digests computed before carry over, and match the new bytes'.
@@ -696,5 +727,33 @@ mod tests {
         // Rewriting a file with the bytes it has keeps it.
         let same = [Change::Write("c".into(), b"4".to_vec())];
         assert_eq!(applied.with(&same).file_digests(), after.file_digests());
+    }
+
+    /// The Kptfiles' identities carry over to the tree after a render that
+    /// left every Kptfile as it was, and are decoded again after one that
+    /// wrote a Kptfile.
+    #[test]
+    fn kptfile_identities_follow_the_kptfiles() {
+        let kptfile = |image: &str| {
+            format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: a\npipeline:\n  mutators:\n  - image: {image}\n")
+        };
+        let mut before = Snapshot::default();
+        let file = |text: &str| Entry::File(Arc::new(text.as_bytes().to_vec()));
+        before.entries.insert(
+            "a/Kptfile".into(),
+            file(&kptfile("gcr.io/kpt-fn/set-namespace:v0.4.1")),
+        );
+        before.entries.insert("a/cm.yaml".into(), file("x: 1\n"));
+        let runner = RunnerOptions::default();
+        let identities = Identities::new(&runner);
+        let of = |tree: &Snapshot| tree.kptfile_identities(&identities)["a/Kptfile"].clone();
+        let namespace = of(&before).expect("a built-in has an identity");
+        assert!(String::from_utf8_lossy(&namespace[0]).starts_with("builtin set-namespace"));
+        let edited = before.with(&[Change::Write("a/cm.yaml".into(), b"x: 2\n".to_vec())]);
+        assert_eq!(of(&edited), Some(namespace.clone()));
+        let relabelled = kptfile("gcr.io/kpt-fn/set-labels:v0.2.0").into_bytes();
+        let rewritten = before.with(&[Change::Write("a/Kptfile".into(), relabelled)]);
+        let labels = of(&rewritten).expect("a built-in has an identity");
+        assert!(String::from_utf8_lossy(&labels[0]).starts_with("builtin set-labels"));
     }
 }

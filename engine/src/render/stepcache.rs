@@ -50,7 +50,7 @@ use std::sync::{Arc, Mutex};
 use krmgraph_cache::{Digest, Output as BlobRef, StepRecord, Store};
 
 use super::codec::{self, Log, Root};
-use super::shortcut::{function_identities, is_kptfile, Entry, Hasher, Identities, Snapshot};
+use super::shortcut::{is_kptfile, Entry, Hasher, Identities, Snapshot};
 use crate::fnruntime::builtin::fixed_point;
 use crate::fnruntime::{FunctionRunner, RunnerOptions};
 use crate::kptfile::validate::clean_path;
@@ -179,8 +179,6 @@ pub(super) struct StepCache<'a> {
     subtrees: bool,
     /// Function identities, each computed once.
     identities: Identities<'a>,
-    /// The identities of each Kptfile's functions, by path.
-    kptfiles: Mutex<HashMap<String, Option<Vec<Vec<u8>>>>>,
     /// Subtree keys, by package directory.
     subtree_keys: Mutex<HashMap<PathBuf, Option<Digest>>>,
     disabled: AtomicBool,
@@ -238,7 +236,6 @@ impl<'a> StepCache<'a> {
             snapshot,
             subtrees,
             identities: Identities::new(runner),
-            kptfiles: Mutex::default(),
             subtree_keys: Mutex::default(),
             disabled: AtomicBool::new(false),
             failure: Mutex::default(),
@@ -277,7 +274,7 @@ impl<'a> StepCache<'a> {
     /// The bytes of the file at `path` as the render read it.
     pub fn read_bytes(&self, path: &str) -> Option<Vec<u8>> {
         match self.snapshot.as_ref()?.entries().get(path)? {
-            Entry::File(bytes) => Some(bytes.clone()),
+            Entry::File(bytes) => Some(bytes.to_vec()),
             Entry::Link(_) => None,
         }
     }
@@ -560,26 +557,19 @@ impl<'a> StepCache<'a> {
             }
             if is_kptfile(local) {
                 for identity in self.kptfile_identities(path)? {
-                    h.field(&identity);
+                    h.field(identity);
                 }
             }
         }
         Some(Digest::from(h.0.finalize()))
     }
 
-    fn kptfile_identities(&self, path: &str) -> Option<Vec<Vec<u8>>> {
-        if let Some(known) = self.kptfiles.lock().ok()?.get(path) {
-            return known.clone();
-        }
-        let identities = match self.snapshot.as_ref()?.entries().get(path)? {
-            Entry::File(bytes) => function_identities(path, bytes, &self.identities),
-            Entry::Link(_) => None,
-        };
-        self.kptfiles
-            .lock()
-            .ok()?
-            .insert(path.to_string(), identities.clone());
-        identities
+    fn kptfile_identities(&self, path: &str) -> Option<&[Vec<u8>]> {
+        let snapshot = self.snapshot.as_ref()?;
+        snapshot
+            .kptfile_identities(&self.identities)
+            .get(path)?
+            .as_deref()
     }
 
     /// The record of subtree `key`, if the store has a usable one (never
