@@ -10,6 +10,7 @@ mod pages;
 mod render;
 mod watch;
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -25,12 +26,25 @@ fn main() -> ExitCode {
     pages::small();
     let cli = args::Cli::parse();
     match cli.command {
-        args::Command::Render(args) => render::run(args),
+        args::Command::Render(args) => exit_now(render::run(args)),
         args::Command::Watch(args) => watch::run(args),
         args::Command::Fn(args::FnCommand::Run(args)) => function::run(args),
         args::Command::Fn(args::FnCommand::List) => function::list(),
-        args::Command::Fn(args::FnCommand::Eval(args)) => render::eval(args),
+        args::Command::Fn(args::FnCommand::Eval(args)) => exit_now(render::eval(args)),
         args::Command::Cache(args) => cache::command(args),
         args::Command::Graph(args) => cache::graph(args),
     }
+}
+
+/// Ends the process with `code` once stdout and stderr are flushed,
+/// without the exit handlers: mimalloc's would hand the render's memory
+/// back to the kernel region by region (~150 `madvise` calls, ~8 ms after
+/// an edit of the 341-package bench) just before the kernel frees it all.
+/// Everything a render must finish (the store's flush, temporary files,
+/// child processes) is done before its function returns.
+fn exit_now(code: u8) -> ! {
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: _exit(2) takes an integer and does not return.
+    unsafe { libc::_exit(i32::from(code)) }
 }

@@ -3,7 +3,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use krmgraph_engine::eval::{EvalInput, EvalOptions};
 use krmgraph_engine::event::{kpt_log, CacheEvent, Event, Reporter};
@@ -148,10 +147,10 @@ fn count_packages(dir: &Path) -> u64 {
 }
 
 /// Runs `krmgraph render`; the exit code is kpt's (0 or 1).
-pub fn run(args: RenderArgs) -> ExitCode {
+pub fn run(args: RenderArgs) -> u8 {
     match try_run(&args, None) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(()) => ExitCode::from(1),
+        Ok(()) => 0,
+        Err(()) => 1,
     }
 }
 
@@ -199,10 +198,10 @@ fn parse_output(value: Option<&str>) -> Result<Option<Output>, ()> {
 }
 
 /// Runs `krmgraph fn eval`; exit codes as kpt's.
-pub fn eval(args: FnEvalArgs) -> ExitCode {
+pub fn eval(args: FnEvalArgs) -> u8 {
     match try_eval(args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(()) => ExitCode::from(1),
+        Ok(()) => 0,
+        Err(()) => 1,
     }
 }
 
