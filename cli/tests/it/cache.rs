@@ -70,6 +70,46 @@ fn source(dir: &Path) -> PathBuf {
     src
 }
 
+/// The steady state of editing: a value changed in a file the render had
+/// already formatted, so the render runs pipelines but writes nothing
+/// new. The tree it read is then its
+/// own fixed point: the next render runs nothing and says so.
+#[test]
+fn a_render_that_writes_nothing_new_leaves_a_fixed_point() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = source(tmp.path());
+    let cache = tmp.path().join("cache");
+    let counter = tmp.path().join("counter");
+    let first = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
+    assert_eq!(first.exit_code, 0, "{}", first.stderr);
+    let rendered = tmp.path().join("c1/krmgraph/pkg");
+    let in_place = || {
+        crate::util::succeed(
+            std::process::Command::new(env!("CARGO_BIN_EXE_krmgraph"))
+                .args(["render", "--allow-exec"])
+                .arg(&rendered)
+                .env("COUNTER", &counter)
+                .env("KRMGRAPH_NO_CACHE", "0")
+                .env("KRMGRAPH_CACHE_DIR", &cache),
+        )
+    };
+    in_place();
+    let cm = rendered.join("a/cm.yaml");
+    let text = std::fs::read_to_string(&cm).unwrap();
+    assert!(text.contains("k: 'v'"), "{text}");
+    std::fs::write(&cm, text.replace("k: 'v'", "k: 'edited'")).unwrap();
+    let before = runs(&counter);
+    in_place();
+    let ran = runs(&counter);
+    assert!(ran > before, "the edited tree renders");
+    assert!(std::fs::read_to_string(&cm)
+        .unwrap()
+        .contains("k: 'edited'"));
+    let again = String::from_utf8_lossy(&in_place().stderr).into_owned();
+    assert_eq!(runs(&counter), ran, "nothing runs again");
+    assert!(again.contains("nothing to render"), "{again}");
+}
+
 #[test]
 fn replays_a_tree_rendered_elsewhere_without_running_functions() {
     let tmp = tempfile::tempdir().unwrap();

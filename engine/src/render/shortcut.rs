@@ -535,8 +535,16 @@ pub fn record(
     }
     store.record(key, &outputs, &[EXACT])?;
     if let Some(after_key) = render_key(after, root, options) {
-        if after_key != *key && !super::unsettled::may_hold_unsettled_comments(after) {
-            record_fixed_point(store, &after_key)?;
+        if !super::unsettled::may_hold_unsettled_comments(after) {
+            if after_key != *key {
+                record_fixed_point(store, &after_key)?;
+            } else {
+                // The render wrote nothing new (an edit already in kpt's
+                // format): the tree it read is its own fixed point. Its
+                // exact record stays for --results-dir and --verify; the
+                // mark lets a no-op skip the store.
+                store.mark(key)?;
+            }
         }
     }
     store.flush()?;
