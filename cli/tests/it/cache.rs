@@ -70,12 +70,17 @@ fn source(dir: &Path) -> PathBuf {
     src
 }
 
-/// The steady state of editing: a value changed in a file the render had
-/// already formatted, so the render runs pipelines but writes nothing
-/// new. The tree it read is then its
-/// own fixed point: the next render runs nothing and says so.
-#[test]
-fn a_render_that_writes_nothing_new_leaves_a_fixed_point() {
+/// [`source`] rendered once through a fresh cache, in a copy at
+/// `rendered`; `first` is that render.
+struct RenderedOnce {
+    tmp: tempfile::TempDir,
+    cache: PathBuf,
+    counter: PathBuf,
+    first: Rendered,
+    rendered: PathBuf,
+}
+
+fn rendered_once() -> RenderedOnce {
     let tmp = tempfile::tempdir().unwrap();
     let src = source(tmp.path());
     let cache = tmp.path().join("cache");
@@ -83,6 +88,28 @@ fn a_render_that_writes_nothing_new_leaves_a_fixed_point() {
     let first = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
     assert_eq!(first.exit_code, 0, "{}", first.stderr);
     let rendered = tmp.path().join("c1/krmgraph/pkg");
+    RenderedOnce {
+        tmp,
+        cache,
+        counter,
+        first,
+        rendered,
+    }
+}
+
+/// The steady state of editing: a value changed in a file the render had
+/// already formatted, so the render runs pipelines but writes nothing new.
+/// The tree it read is then its own fixed point: the next render runs
+/// nothing and says so.
+#[test]
+fn a_render_that_writes_nothing_new_leaves_a_fixed_point() {
+    let RenderedOnce {
+        tmp: _tmp,
+        cache,
+        counter,
+        rendered,
+        ..
+    } = rendered_once();
     let in_place = || {
         crate::util::succeed(
             std::process::Command::new(env!("CARGO_BIN_EXE_krmgraph"))
@@ -159,13 +186,13 @@ fn replays_a_tree_rendered_elsewhere_without_running_functions() {
 
 #[test]
 fn a_rendered_tree_is_a_fixed_point() {
-    let tmp = tempfile::tempdir().unwrap();
-    let src = source(tmp.path());
-    let cache = tmp.path().join("cache");
-    let counter = tmp.path().join("counter");
-    let first = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
-    assert_eq!(first.exit_code, 0, "{}", first.stderr);
-    let rendered = tmp.path().join("c1/krmgraph/pkg");
+    let RenderedOnce {
+        tmp,
+        cache,
+        counter,
+        first,
+        rendered,
+    } = rendered_once();
     let before = runs(&counter);
     // Renders the rendered tree again, in place, through the cache; with
     // `held`, while the test holds the store.
