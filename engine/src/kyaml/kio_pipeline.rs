@@ -60,12 +60,24 @@ pub fn preprocess_for_internal_annotation_migration(
 ) -> Result<AnnotationSnapshot> {
     let entries = each_mut::<_, _, KyamlError>(nodes, |i, node| {
         rnode::set_annotation(node, MIGRATION_ID, &i.to_string())?;
-        let internal = kioutil::internal_annotations(node).collect();
+        let internal = twin_snapshot(node);
         kioutil::copy_legacy_annotations(node)?;
         check_mismatched_annotations(node)?;
         Ok(internal)
     })?;
     Ok(AnnotationSnapshot(entries))
+}
+
+/// What the snapshot keeps of a node's internal annotations: the twins
+/// present, the only ones reconciliation reads back (kyaml keeps them all,
+/// to the same effect).
+fn twin_snapshot(node: &Node) -> Vec<(String, String)> {
+    let values = rnode::annotations_view(node).annotations_of(TWIN_KEYS);
+    TWIN_KEYS
+        .into_iter()
+        .zip(values)
+        .filter_map(|(name, value)| Some((name.to_string(), value?.to_string())))
+        .collect()
 }
 
 /// What the pipeline does with a filter's output.
@@ -88,15 +100,34 @@ pub fn finish_filter(output: &mut [Node], snapshot: &AnnotationSnapshot) -> Resu
     Ok(FilterOutcome::Reconciled)
 }
 
+/// The three twins, internal then legacy: path, index, id.
+const TWINS: [(&str, &str); 3] = [
+    (PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
+    (INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
+    (ID_ANNOTATION, LEGACY_ID_ANNOTATION),
+];
+
+/// [`TWINS`] flat, in the same order.
+const TWIN_KEYS: [&str; 6] = [
+    PATH_ANNOTATION,
+    LEGACY_PATH_ANNOTATION,
+    INDEX_ANNOTATION,
+    LEGACY_INDEX_ANNOTATION,
+    ID_ANNOTATION,
+    LEGACY_ID_ANNOTATION,
+];
+
+/// The values of [`TWINS`] on `node` (`""` where missing), read in one
+/// pass.
+fn twin_values(node: &Node) -> [(&str, &str); 3] {
+    let [path, legacy_path, index, legacy_index, id, legacy_id] = rnode::annotations_view(node)
+        .annotations_of(TWIN_KEYS)
+        .map(Option::unwrap_or_default);
+    [(path, legacy_path), (index, legacy_index), (id, legacy_id)]
+}
+
 fn check_mismatched_annotations(node: &Node) -> Result<()> {
-    let meta = rnode::annotations_view(node);
-    let get = |k: &str| meta.annotation(k).unwrap_or("");
-    for (name, new, legacy) in [
-        ("path", PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
-        ("index", INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
-        ("id", ID_ANNOTATION, LEGACY_ID_ANNOTATION),
-    ] {
-        let (a, b) = (get(new), get(legacy));
+    for (name, (a, b)) in ["path", "index", "id"].into_iter().zip(twin_values(node)) {
         if !a.is_empty() && !b.is_empty() && a != b {
             return Err(KyamlError::MismatchedAnnotations(name));
         }
@@ -151,22 +182,20 @@ fn determine_annotations_format(snapshot: &AnnotationSnapshot) -> Result<(bool, 
 
 /// `missingInternalOrLegacyAnnotations`.
 fn missing_internal_or_legacy_annotations(node: &mut Node) -> Result<()> {
-    for (new, legacy) in [
-        (PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
-        (INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
-        (ID_ANNOTATION, LEGACY_ID_ANNOTATION),
-    ] {
-        let meta = rnode::annotations_view(node);
-        let get = |k: &str| meta.annotation(k).unwrap_or_default();
-        // Copied only when one twin is missing (rarely: inputs carry both).
-        let copy = match (get(new), get(legacy)) {
+    // Each copy sets one twin of its own pair, so the values can all be
+    // read first. Copied only when one twin is missing (rarely: inputs
+    // carry both).
+    let copies: Vec<(&str, String)> = TWINS
+        .into_iter()
+        .zip(twin_values(node))
+        .filter_map(|((new, legacy), values)| match values {
             ("", legacy_value) if !legacy_value.is_empty() => Some((new, legacy_value.to_string())),
             (value, "") if !value.is_empty() => Some((legacy, value.to_string())),
             _ => None,
-        };
-        if let Some((key, value)) = copy {
-            rnode::set_annotation(node, key, &value)?;
-        }
+        })
+        .collect();
+    for (key, value) in copies {
+        rnode::set_annotation(node, key, &value)?;
     }
     Ok(())
 }
@@ -174,9 +203,16 @@ fn missing_internal_or_legacy_annotations(node: &mut Node) -> Result<()> {
 /// `checkAnnotationsAltered`: if the function changed one twin of path or
 /// index (relative to the snapshot), the other follows.
 fn check_annotations_altered(node: &mut Node, snapshot: &AnnotationSnapshot) -> Result<()> {
-    let meta = rnode::annotations_view(node);
-    let get = |k: &str| meta.annotation(k).unwrap_or_default();
-    let Some(original) = snapshot.get(get(MIGRATION_ID)) else {
+    let [migration_id, path, legacy_path, index, legacy_index] = rnode::annotations_view(node)
+        .annotations_of([
+            MIGRATION_ID,
+            PATH_ANNOTATION,
+            LEGACY_PATH_ANNOTATION,
+            INDEX_ANNOTATION,
+            LEGACY_INDEX_ANNOTATION,
+        ])
+        .map(Option::unwrap_or_default);
+    let Some(original) = snapshot.get(migration_id) else {
         return Ok(());
     };
     // Both twins are read before either is set, as kyaml reads them from
@@ -184,11 +220,22 @@ fn check_annotations_altered(node: &mut Node, snapshot: &AnnotationSnapshot) -> 
     // values are copied only for a set (rarely: functions seldom move a
     // resource).
     let mut sets = Vec::new();
-    for (name, new, legacy) in [
-        ("path", PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
-        ("index", INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
+    for (name, new, legacy, internal, legacy_value) in [
+        (
+            "path",
+            PATH_ANNOTATION,
+            LEGACY_PATH_ANNOTATION,
+            path,
+            legacy_path,
+        ),
+        (
+            "index",
+            INDEX_ANNOTATION,
+            LEGACY_INDEX_ANNOTATION,
+            index,
+            legacy_index,
+        ),
     ] {
-        let (internal, legacy_value) = (get(new), get(legacy));
         let before = snapshot_value(original, new)
             .or_else(|| snapshot_value(original, legacy))
             .map_or("", String::as_str);
@@ -448,7 +495,8 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect::<Vec<_>>(),
-            pairs(&[(LEGACY_PATH_ANNOTATION, "a.yaml"), (MIGRATION_ID, "0")])
+            // The twins only: nothing reads the rest back.
+            pairs(&[(LEGACY_PATH_ANNOTATION, "a.yaml")])
         );
         // Only the ids preprocessing writes name an input.
         assert!(snapshot.get("1").is_some());

@@ -40,15 +40,15 @@ pub fn get_file_annotations(node: &Node) -> (String, String) {
 
 /// [`get_file_annotations`], borrowed.
 pub fn file_annotations(node: &Node) -> (&str, &str) {
-    let meta = rnode::annotations_view(node);
-    let pick = |key: &str, legacy: &str| {
-        meta.annotation(key)
-            .or_else(|| meta.annotation(legacy))
-            .unwrap_or_default()
-    };
+    let [path, legacy_path, index, legacy_index] = rnode::annotations_view(node).annotations_of([
+        PATH_ANNOTATION,
+        LEGACY_PATH_ANNOTATION,
+        INDEX_ANNOTATION,
+        LEGACY_INDEX_ANNOTATION,
+    ]);
     (
-        pick(PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
-        pick(INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
+        path.or(legacy_path).unwrap_or_default(),
+        index.or(legacy_index).unwrap_or_default(),
     )
 }
 
@@ -65,17 +65,29 @@ pub fn get_id_annotation(node: &Node) -> String {
 /// legacy and internal twins is empty from the other. A resource without
 /// metadata is left alone.
 pub fn copy_legacy_annotations(node: &mut Node) -> Result<()> {
-    let meta = rnode::annotations_view(node);
     // The values are read before any is set, as kyaml reads them from one
     // GetMeta.
+    let [legacy_path, path, legacy_index, index, legacy_id, id] = rnode::annotations_view(node)
+        .annotations_of([
+            LEGACY_PATH_ANNOTATION,
+            PATH_ANNOTATION,
+            LEGACY_INDEX_ANNOTATION,
+            INDEX_ANNOTATION,
+            LEGACY_ID_ANNOTATION,
+            ID_ANNOTATION,
+        ]);
     let mut copies = Vec::new();
-    for (legacy, new) in [
-        (LEGACY_PATH_ANNOTATION, PATH_ANNOTATION),
-        (LEGACY_INDEX_ANNOTATION, INDEX_ANNOTATION),
-        (LEGACY_ID_ANNOTATION, ID_ANNOTATION),
+    for (legacy, new, legacy_value, new_value) in [
+        (LEGACY_PATH_ANNOTATION, PATH_ANNOTATION, legacy_path, path),
+        (
+            LEGACY_INDEX_ANNOTATION,
+            INDEX_ANNOTATION,
+            legacy_index,
+            index,
+        ),
+        (LEGACY_ID_ANNOTATION, ID_ANNOTATION, legacy_id, id),
     ] {
-        let get = |k: &str| meta.annotation(k).unwrap_or("");
-        let (new_value, legacy_value) = (get(new), get(legacy));
+        let (new_value, legacy_value) = (new_value.unwrap_or(""), legacy_value.unwrap_or(""));
         if !new_value.is_empty() && legacy_value.is_empty() {
             copies.push((legacy, new_value.to_string()));
         } else if new_value.is_empty() && !legacy_value.is_empty() {
@@ -187,9 +199,10 @@ pub fn sort_nodes(nodes: &mut [Node]) -> Result<()> {
     let keys: Vec<(String, String)> = nodes
         .iter()
         .map(|n| {
-            let meta = rnode::annotations_view(n);
-            let get = |k| meta.annotation(k).unwrap_or_default().to_string();
-            (get(PATH_ANNOTATION), get(INDEX_ANNOTATION))
+            let [path, index] = rnode::annotations_view(n)
+                .annotations_of([PATH_ANNOTATION, INDEX_ANNOTATION])
+                .map(|v| v.unwrap_or_default().to_string());
+            (path, index)
         })
         .collect();
     let mut error = None;

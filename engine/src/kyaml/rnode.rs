@@ -457,6 +457,30 @@ impl<'a> MetaView<'a> {
             .map(|(_, v)| get_value(Some(v)))
     }
 
+    /// Annotations `keys`, each as [`MetaView::annotation`] has it, found
+    /// in one pass over the annotations: the passes over every resource
+    /// read several (a twin and its legacy twin, path and index).
+    pub fn annotations_of<const N: usize>(&self, keys: [&str; N]) -> [Option<&'a str>; N] {
+        let mut found = [None; N];
+        let Some(annotations) = self.annotations else {
+            return found;
+        };
+        let mut left = N;
+        for (k, v) in pairs(y_node(annotations)) {
+            let len = y_node(k).value.len();
+            for (slot, key) in found.iter_mut().zip(keys) {
+                if slot.is_none() && len == key.len() && same_key(get_value(Some(k)), key) {
+                    *slot = Some(get_value(Some(v)));
+                    left -= 1;
+                }
+            }
+            if left == 0 {
+                break;
+            }
+        }
+        found
+    }
+
     /// The annotations as [`ResourceMeta::annotations`] has them (the
     /// first of duplicate keys wins), in document order.
     pub fn annotations(&self) -> impl Iterator<Item = (&'a str, &'a str)> {
@@ -611,10 +635,29 @@ pub fn set_annotation(node: &mut Node, key: &str, value: &str) -> Result<()> {
     // there and not empty, so clearing empty ones changes nothing and the
     // path to them need not be looked up twice.
     if let Some(annotations) = filled_annotations(node) {
+        // An existing key (the ids, the paths again) takes the value with
+        // its old value's style, as `FieldSetter` sets it.
+        if let Some(i) = key_index(annotations, key) {
+            let field = &mut annotations.content[i + 1];
+            v.style = field.style;
+            *field = v;
+            return Ok(());
+        }
         return FieldSetter::new(key, v).filter(annotations).map(|_| ());
     }
     clear_empty_annotations(node)?;
     add_metadata_node(node, ANNOTATIONS_FIELD, key, v)
+}
+
+/// `metadata.annotations` when the node, its `metadata` and that are all
+/// mappings.
+fn mapping_annotations(node: &mut Node) -> Option<&mut Node> {
+    let root = y_node_mut(node);
+    let meta = key_index(root, METADATA_FIELD)?;
+    let meta = &mut root.content[meta + 1];
+    let annotations = key_index(meta, ANNOTATIONS_FIELD)?;
+    let annotations = &mut meta.content[annotations + 1];
+    (annotations.kind == Kind::Mapping).then_some(annotations)
 }
 
 /// `metadata.annotations` when it is a mapping with at least one entry
@@ -644,6 +687,12 @@ fn add_metadata_node(node: &mut Node, field: &str, key: &str, value: Node) -> Re
 
 /// `AnnotationClearer`: removes annotation `key`; returns its value.
 pub fn clear_annotation(node: &mut Node, key: &str) -> Result<Option<Node>> {
+    // The usual case, on every resource at every step: block mappings all
+    // the way, found without parsing a path. Anything else goes the
+    // general way, which reports what is wrong with it.
+    if let Some(annotations) = mapping_annotations(node) {
+        return clear_field(annotations, key);
+    }
     match lookup_mut(node, &[METADATA_FIELD, ANNOTATIONS_FIELD])? {
         Some(annotations) => clear_field(annotations, key),
         None => Ok(None),
