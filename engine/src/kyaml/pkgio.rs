@@ -503,6 +503,18 @@ pub fn file_changes<'a>(
     root: &Path,
     files: &'a RenderedFiles,
 ) -> Result<Vec<crate::fsutil::FileChange<'a>>> {
+    file_changes_knowing(root, files, |_| false)
+}
+
+/// [`file_changes`] where `is_file` names paths known to be regular files
+/// (read as such by this render): those are not looked up again to check
+/// that they are not directories. One that became a directory since is
+/// found by the commit, which reads every file it writes.
+pub fn file_changes_knowing<'a>(
+    root: &Path,
+    files: &'a RenderedFiles,
+    is_file: impl Fn(&str) -> bool,
+) -> Result<Vec<crate::fsutil::FileChange<'a>>> {
     if !root.exists() {
         return Err(KyamlError::Package(format!(
             "could not write to {:?}: file does not exist",
@@ -514,7 +526,7 @@ pub fn file_changes<'a>(
     } else {
         root.parent().unwrap_or(root).to_path_buf()
     };
-    for path in files.keys() {
+    for path in files.keys().filter(|path| !is_file(path)) {
         if root.join(path).is_dir() {
             return Err(KyamlError::Package(format!(
                 "config.kubernetes.io/path cannot be a directory: {path}"

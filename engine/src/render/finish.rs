@@ -102,15 +102,15 @@ fn write_output_unclassified(
     };
     match output {
         Output::InPlace => {
-            let output_files: BTreeSet<String> =
-                crate::par::map(&resources, |r| clean_path(&krm::path_of(r)))
-                    .into_iter()
-                    .collect();
             let files = pkgio::render_files(resources, &writer_options(root_dir), existing)
                 .map_err(|e| RenderError::Message(e.to_string()))?;
+            // The files are keyed by each resource's cleaned path (every
+            // resource has one here: `adjust_rel_paths` set them all).
+            let output_files: BTreeSet<String> = files.keys().cloned().collect();
             check_writable(root_dir, files.keys())?;
             let stale: Vec<&String> = input_files.difference(&output_files).collect();
-            let mut changes = pkgio::file_changes(root_dir, &files)
+            let read_as_file = |path: &str| existing.is_some_and(|e| (e.digest)(path).is_some());
+            let mut changes = pkgio::file_changes_knowing(root_dir, &files, read_as_file)
                 .map_err(|e| RenderError::Message(e.to_string()))?;
             if let Some(existing) = existing {
                 unless_changed(&mut changes, root_dir, existing);
@@ -195,11 +195,16 @@ fn check_writable<'a>(
     // order is the one reported): a tree has thousands.
     let paths: Vec<&String> = paths.collect();
     crate::par::first_failure(&paths, |path| {
+        // Most files exist and open: that settles it without a stat first.
+        // A file that does not exist is created: nothing to check.
         let full = root.join(path);
-        if full.exists() {
-            fsutil::check_file_writable(&full).map_err(|e| RenderError::Message(e.message))
-        } else {
-            Ok(())
+        match std::fs::OpenOptions::new().write(true).open(&full) {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(_) if full.exists() => {
+                fsutil::check_file_writable(&full).map_err(|e| RenderError::Message(e.message))
+            }
+            Err(_) => Ok(()),
         }
     })
 }

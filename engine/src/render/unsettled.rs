@@ -2,6 +2,8 @@
 //! textual check of the files for the comments kpt moves (so the render
 //! shortcut does not record such a tree as a fixed point).
 
+use rayon::prelude::*;
+
 use super::shortcut::{is_kptfile, Entry, Snapshot};
 
 /// Whether a YAML file of `tree` may change when the tree is rendered
@@ -10,8 +12,11 @@ use super::shortcut::{is_kptfile, Entry, Snapshot};
 /// after a sequence entry's dash (`- # c`). Reading a function's output
 /// moves such a comment and restoring comments copies it back, so a render
 /// through a process adds a copy. Such a tree is not a fixed point.
+///
+/// Runs after every in-place render with a cache, on every file of the
+/// tree: the files are checked at once on the pool.
 pub(super) fn may_hold_unsettled_comments(tree: &Snapshot) -> bool {
-    tree.entries().iter().any(|(path, entry)| match entry {
+    tree.entries().par_iter().any(|(path, entry)| match entry {
         Entry::File(bytes) => {
             let yaml = path.ends_with(".yaml") || path.ends_with(".yml") || is_kptfile(path);
             yaml && may_hold_unsettled_comment(bytes)
@@ -29,6 +34,11 @@ pub(super) fn may_hold_unsettled_comments(tree: &Snapshot) -> bool {
 /// scalar are text, not comments. It errs on the side of "may": that only
 /// costs the fixed point.
 fn may_hold_unsettled_comment(text: &[u8]) -> bool {
+    // Every case starts at a comment: a file without `#` has none (most
+    // rendered files), and is passed over at memchr's speed.
+    if memchr::memchr(b'#', text).is_none() {
+        return false;
+    }
     let mut lines = Lines::default();
     let text = text.strip_suffix(b"\n").unwrap_or(text);
     for line in text.split(|&b| b == b'\n') {
