@@ -101,13 +101,6 @@ pub fn finish_filter(output: &mut [Node], snapshot: &AnnotationSnapshot) -> Resu
 }
 
 /// The three twins, internal then legacy: path, index, id.
-const TWINS: [(&str, &str); 3] = [
-    (PATH_ANNOTATION, LEGACY_PATH_ANNOTATION),
-    (INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION),
-    (ID_ANNOTATION, LEGACY_ID_ANNOTATION),
-];
-
-/// [`TWINS`] flat, in the same order.
 const TWIN_KEYS: [&str; 6] = [
     PATH_ANNOTATION,
     LEGACY_PATH_ANNOTATION,
@@ -117,7 +110,7 @@ const TWIN_KEYS: [&str; 6] = [
     LEGACY_ID_ANNOTATION,
 ];
 
-/// The values of [`TWINS`] on `node` (`""` where missing), read in one
+/// The values of the twins on `node` (`""` where missing), read in one
 /// pass.
 fn twin_values(node: &Node) -> [(&str, &str); 3] {
     let [path, legacy_path, index, legacy_index, id, legacy_id] = rnode::annotations_view(node)
@@ -182,22 +175,9 @@ fn determine_annotations_format(snapshot: &AnnotationSnapshot) -> Result<(bool, 
 
 /// `missingInternalOrLegacyAnnotations`.
 fn missing_internal_or_legacy_annotations(node: &mut Node) -> Result<()> {
-    // Each copy sets one twin of its own pair, so the values can all be
-    // read first. Copied only when one twin is missing (rarely: inputs
-    // carry both).
-    let copies: Vec<(&str, String)> = TWINS
-        .into_iter()
-        .zip(twin_values(node))
-        .filter_map(|((new, legacy), values)| match values {
-            ("", legacy_value) if !legacy_value.is_empty() => Some((new, legacy_value.to_string())),
-            (value, "") if !value.is_empty() => Some((legacy, value.to_string())),
-            _ => None,
-        })
-        .collect();
-    for (key, value) in copies {
-        rnode::set_annotation(node, key, &value)?;
-    }
-    Ok(())
+    // kyaml's twin of CopyLegacyAnnotations: it fills whichever twin of
+    // path, index and id is empty from the other, the same way.
+    kioutil::copy_legacy_annotations(node)
 }
 
 /// `checkAnnotationsAltered`: if the function changed one twin of path or

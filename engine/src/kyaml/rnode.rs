@@ -663,12 +663,7 @@ fn mapping_annotations(node: &mut Node) -> Option<&mut Node> {
 /// `metadata.annotations` when it is a mapping with at least one entry
 /// under a mapping `metadata`.
 fn filled_annotations(node: &mut Node) -> Option<&mut Node> {
-    let root = y_node_mut(node);
-    let meta = key_index(root, METADATA_FIELD)?;
-    let meta = &mut root.content[meta + 1];
-    let annotations = key_index(meta, ANNOTATIONS_FIELD)?;
-    let annotations = &mut meta.content[annotations + 1];
-    (annotations.kind == Kind::Mapping && !annotations.content.is_empty()).then_some(annotations)
+    mapping_annotations(node).filter(|annotations| !annotations.content.is_empty())
 }
 
 /// `LabelSetter`: sets a label to a single-quoted string.
