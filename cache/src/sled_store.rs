@@ -198,9 +198,11 @@ fn open_index(dir: &Path) -> Result<Index> {
         Err(e) => e,
     };
     // We hold the process lock, so sled's own lock can only be held by a
-    // sled handle of this process that is still shutting down (its flusher
-    // thread drops the database after the handle is gone): wait briefly.
-    for _ in 0..25 {
+    // sled handle of this process that is still shutting down: its flusher
+    // and its thread pool's writes drop the database file after the handle
+    // is gone, and on a loaded machine that has taken over half a second
+    // (`watch` reopens the store for each render). Wait for it, up to 5 s.
+    for _ in 0..SLED_LOCK_POLLS {
         if !is_sled_lock_error(&*first) {
             break;
         }
@@ -226,6 +228,9 @@ fn open_index(dir: &Path) -> Result<Index> {
         source,
     })
 }
+
+/// How many times, 20 ms apart, `open_index` retries sled's own lock.
+const SLED_LOCK_POLLS: u32 = 250;
 
 /// Whether sled failed to take its lock: sled 0.34 reports it only as an
 /// I/O error with this text (`Config::try_lock`).
