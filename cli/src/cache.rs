@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use krmgraph_cache::{Digest, SledStore, Store};
 use krmgraph_engine::render::shortcut::{self, Change, Replay, Snapshot};
-use krmgraph_engine::render::{RenderCache, RenderOptions};
+use krmgraph_engine::render::{settled_subtrees, RenderCache, RenderOptions};
 
 /// A render's view of the cache: the store, the tree as read before the
 /// render, and its key.
@@ -202,7 +202,22 @@ impl Cached {
             stderr,
             results: results.as_deref(),
         };
-        if let Err(e) = shortcut::record(self.store.as_ref(), &self.key, pkg, options, &run) {
+        let recorded = shortcut::record(self.store.as_ref(), &self.key, pkg, options, &run);
+        let root = krmgraph_engine::render::absolute(pkg);
+        // Only with the whole render recorded (see `settled_subtrees`).
+        let subtrees = |whole: bool| {
+            if !whole {
+                return Ok(0);
+            }
+            settled_subtrees::record(
+                self.store.as_ref(),
+                &root,
+                &options.runner,
+                &self.before,
+                &after,
+            )
+        };
+        if let Err(e) = recorded.and_then(subtrees) {
             eprintln!("[WARN] krmgraph: could not record the render in the cache: {e}");
         }
         Ok(())

@@ -184,6 +184,36 @@ fn replays_a_tree_rendered_elsewhere_without_running_functions() {
     assert!(describe_difference(&edited_uncached, &edited).is_none());
 }
 
+/// The first render rewrote every file (the source is indented by 4), so
+/// no subtree of the tree it left had a record; it recorded each one's
+/// again under the key of its files as written. An edit in `a` then runs
+/// `a` and the root, and replays `b`, as an edit does in a tree the cache
+/// saw, and writes what an uncached render writes.
+#[test]
+fn the_subtrees_a_render_rewrote_replay_after_an_edit() {
+    let RenderedOnce {
+        tmp,
+        cache,
+        counter,
+        rendered,
+        ..
+    } = rendered_once();
+    let edited = tmp.path().join("edited/pkg");
+    copy_tree(&rendered, &edited).unwrap();
+    let cm = edited.join("a/cm.yaml");
+    let text = std::fs::read_to_string(&cm).unwrap();
+    assert!(text.contains("k: 'v'"), "{text}");
+    std::fs::write(&cm, text.replace("k: 'v'", "k: 'edited'")).unwrap();
+    let before = runs(&counter);
+    let cached = render(&tmp.path().join("c2"), &edited, Some(&cache), &counter, &[]);
+    assert_eq!(cached.exit_code, 0, "{}", cached.stderr);
+    assert_eq!(runs(&counter), before + 2, "only a and the root run");
+    let uncached = render(&tmp.path().join("u"), &edited, None, &counter, &[]);
+    if let Some(d) = describe_difference(&uncached, &cached) {
+        panic!("the cached render differs from an uncached one: {d}");
+    }
+}
+
 #[test]
 fn a_rendered_tree_is_a_fixed_point() {
     let RenderedOnce {
@@ -537,13 +567,15 @@ fn cache_command_shows_gcs_and_clears() {
         line.split_whitespace().nth(1).unwrap().parse().unwrap()
     };
     // An exact record, a fixed point, a record per step (3) and per
-    // subtree (3), and the item memo the next render starts from.
-    assert_eq!(records(&cache_cmd(&["stats"])), 9);
+    // subtree (3), the two subpackages' again under the keys of their
+    // files as written (the render rewrote them), and the item memo the
+    // next render starts from.
+    assert_eq!(records(&cache_cmd(&["stats"])), 11);
     assert!(cache_cmd(&["verify"]).contains("checked"));
     cache_cmd(&["gc", "--max-size", "1"]);
     assert_eq!(records(&cache_cmd(&["stats"])), 0);
     render(&tmp.path().join("c2"), &src, Some(&cache), &counter, &[]);
-    assert_eq!(records(&cache_cmd(&["stats"])), 9);
+    assert_eq!(records(&cache_cmd(&["stats"])), 11);
     std::fs::write(cache.join("marks"), "damaged").unwrap();
     assert!(cache_cmd(&["verify"]).contains("removed the damaged marks file"));
     assert!(!cache.join("marks").exists());

@@ -19,6 +19,7 @@ pub mod codec;
 pub(crate) mod finish;
 pub mod graph;
 mod hydrate;
+pub mod settled_subtrees;
 pub mod shortcut;
 pub mod stepcache;
 mod unsettled;

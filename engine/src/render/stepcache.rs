@@ -159,7 +159,7 @@ pub(super) struct SubtreeRun<'r> {
 }
 
 /// A file of the tree, as subtree keys see it.
-enum FileKey {
+pub(super) enum FileKey {
     Bytes(Digest),
     Link(String),
 }
@@ -527,49 +527,13 @@ impl<'a> StepCache<'a> {
         if !self.subtrees || !self.enabled() {
             return None;
         }
-        let files = self.files.as_ref()?;
-        let rel = self.relative(dir);
-        let prefix = if rel.is_empty() {
-            String::new()
-        } else {
-            format!("{rel}/")
+        let tree = SubtreeTree {
+            base: &self.base,
+            files: self.files.as_ref()?,
+            snapshot: self.snapshot.as_deref()?,
+            identities: &self.identities,
         };
-        let mut h = Hasher::default();
-        h.field(b"subtree");
-        h.field(self.base.as_bytes());
-        h.field(rel.as_bytes());
-        h.field(display_path.as_bytes());
-        for (path, file) in files.range(prefix.clone()..) {
-            let Some(local) = path.strip_prefix(&prefix) else {
-                break;
-            };
-            h.field(local.as_bytes());
-            match file {
-                FileKey::Bytes(digest) => {
-                    h.field(b"file");
-                    h.field(digest.as_bytes());
-                }
-                FileKey::Link(target) if link_stays_inside(local, target) => {
-                    h.field(b"link");
-                    h.field(target.as_bytes());
-                }
-                FileKey::Link(_) => return None,
-            }
-            if is_kptfile(local) {
-                for identity in self.kptfile_identities(path)? {
-                    h.field(identity);
-                }
-            }
-        }
-        Some(Digest::from(h.0.finalize()))
-    }
-
-    fn kptfile_identities(&self, path: &str) -> Option<&[Vec<u8>]> {
-        let snapshot = self.snapshot.as_ref()?;
-        snapshot
-            .kptfile_identities(&self.identities)
-            .get(path)?
-            .as_deref()
+        tree.key(&self.relative(dir), display_path)
     }
 
     /// The record of subtree `key`, if the store has a usable one (never
@@ -741,7 +705,7 @@ fn output<'h>(hit: &'h krmgraph_cache::Hit, name: &str) -> Option<(&'h BlobRef, 
 
 /// Schema, krmgraph's version and the flags that change what a step or
 /// subtree gives.
-fn base_digest(runner: &RunnerOptions) -> Digest {
+pub(super) fn base_digest(runner: &RunnerOptions) -> Digest {
     let mut h = Hasher::default();
     h.field(KEY_SCHEMA.as_bytes());
     h.field(env!("CARGO_PKG_VERSION").as_bytes());
@@ -797,9 +761,63 @@ fn selector(h: &mut Hasher, s: &Selector) {
     }
 }
 
+/// One tree (as a render read it, or as it left it) as subtree keys see
+/// it.
+pub(super) struct SubtreeTree<'t> {
+    /// The render's [`base_digest`].
+    pub base: &'t Digest,
+    /// [`file_keys`] of `snapshot`.
+    pub files: &'t BTreeMap<String, FileKey>,
+    pub snapshot: &'t Snapshot,
+    pub identities: &'t Identities<'t>,
+}
+
+impl SubtreeTree<'_> {
+    /// The subtree key of the package at `rel` (root-relative, empty for
+    /// the root) shown as `display_path`: the relative paths and bytes of
+    /// every file under it and its Kptfiles' function identities. `None`
+    /// when a symlink leaves it or a function has no identity.
+    pub fn key(&self, rel: &str, display_path: &str) -> Option<Digest> {
+        let prefix = if rel.is_empty() {
+            String::new()
+        } else {
+            format!("{rel}/")
+        };
+        let mut h = Hasher::default();
+        h.field(b"subtree");
+        h.field(self.base.as_bytes());
+        h.field(rel.as_bytes());
+        h.field(display_path.as_bytes());
+        for (path, file) in self.files.range(prefix.clone()..) {
+            let Some(local) = path.strip_prefix(&prefix) else {
+                break;
+            };
+            h.field(local.as_bytes());
+            match file {
+                FileKey::Bytes(digest) => {
+                    h.field(b"file");
+                    h.field(digest.as_bytes());
+                }
+                FileKey::Link(target) if link_stays_inside(local, target) => {
+                    h.field(b"link");
+                    h.field(target.as_bytes());
+                }
+                FileKey::Link(_) => return None,
+            }
+            if is_kptfile(local) {
+                let identities = self.snapshot.kptfile_identities(self.identities);
+                for identity in identities.get(path)?.as_deref()? {
+                    h.field(identity);
+                }
+            }
+        }
+        Some(Digest::from(h.0.finalize()))
+    }
+}
+
 /// Every file of the snapshot by path: the digest of its bytes, or its link
 /// target.
-fn file_keys(snapshot: &Snapshot) -> BTreeMap<String, FileKey> {
+pub(super) fn file_keys(snapshot: &Snapshot) -> BTreeMap<String, FileKey> {
     let digests = snapshot.file_digests();
     snapshot
         .entries()

@@ -16,13 +16,21 @@ use super::shortcut::{is_kptfile, Entry, Snapshot};
 /// Runs after every in-place render with a cache, on every file of the
 /// tree: the files are checked at once on the pool.
 pub(super) fn may_hold_unsettled_comments(tree: &Snapshot) -> bool {
-    tree.entries().par_iter().any(|(path, entry)| match entry {
+    tree.entries()
+        .par_iter()
+        .any(|(path, entry)| may_be_unsettled(path, entry))
+}
+
+/// Whether the file at `path` may change when its tree is rendered again
+/// (see [`may_hold_unsettled_comments`]).
+pub(super) fn may_be_unsettled(path: &str, entry: &Entry) -> bool {
+    match entry {
         Entry::File(bytes) => {
             let yaml = path.ends_with(".yaml") || path.ends_with(".yml") || is_kptfile(path);
             yaml && may_hold_unsettled_comment(bytes)
         }
         Entry::Link(_) => false,
-    })
+    }
 }
 
 /// Whether `text` may hold a comment kpt moves: a run of comment lines
