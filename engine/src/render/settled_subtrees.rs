@@ -25,7 +25,7 @@ use rayon::prelude::*;
 use krmgraph_cache::Store;
 
 use super::shortcut::{is_kptfile, Entry, Identities, Snapshot};
-use super::stepcache::{base_digest, file_keys, SubtreeTree};
+use super::stepcache::{base_digest, file_keys, SubtreeKeys};
 use super::unsettled::may_be_unsettled;
 use crate::fnruntime::RunnerOptions;
 
@@ -53,24 +53,24 @@ pub fn record(
     let base = base_digest(runner);
     let identities = Identities::new(runner);
     let (before_files, after_files) = (file_keys(before), file_keys(after));
-    let was_tree = SubtreeTree {
+    let was_keys = SubtreeKeys {
         base: &base,
         files: &before_files,
         snapshot: before,
         identities: &identities,
     };
-    let now_tree = SubtreeTree {
+    let now_keys = SubtreeKeys {
         files: &after_files,
         snapshot: after,
-        ..was_tree
+        ..was_keys
     };
     let root_parent = root.parent().unwrap_or(root);
     let mut recorded = 0;
     for rel in rewritten.iter().filter(|rel| !holds_any(&unsettled, rel)) {
         let display_path = crate::package::display_path(&root.join(rel), root_parent);
         let (Some(was), Some(now)) = (
-            was_tree.key(rel, &display_path),
-            now_tree.key(rel, &display_path),
+            was_keys.key(rel, &display_path),
+            now_keys.key(rel, &display_path),
         ) else {
             continue;
         };

@@ -527,13 +527,13 @@ impl<'a> StepCache<'a> {
         if !self.subtrees || !self.enabled() {
             return None;
         }
-        let tree = SubtreeTree {
+        let keys = SubtreeKeys {
             base: &self.base,
             files: self.files.as_ref()?,
             snapshot: self.snapshot.as_deref()?,
             identities: &self.identities,
         };
-        tree.key(&self.relative(dir), display_path)
+        keys.key(&self.relative(dir), display_path)
     }
 
     /// The record of subtree `key`, if the store has a usable one (never
@@ -761,9 +761,8 @@ fn selector(h: &mut Hasher, s: &Selector) {
     }
 }
 
-/// One tree (as a render read it, or as it left it) as subtree keys see
-/// it.
-pub(super) struct SubtreeTree<'t> {
+/// The subtree keys of one tree: as a render read it, or as it left it.
+pub(super) struct SubtreeKeys<'t> {
     /// The render's [`base_digest`].
     pub base: &'t Digest,
     /// [`file_keys`] of `snapshot`.
@@ -772,7 +771,7 @@ pub(super) struct SubtreeTree<'t> {
     pub identities: &'t Identities<'t>,
 }
 
-impl SubtreeTree<'_> {
+impl SubtreeKeys<'_> {
     /// The subtree key of the package at `rel` (root-relative, empty for
     /// the root) shown as `display_path`: the relative paths and bytes of
     /// every file under it and its Kptfiles' function identities. `None`
