@@ -68,16 +68,28 @@ impl BlobDir {
 
     /// Stores `content` and returns its digest.
     pub(crate) fn put(&self, content: &[u8]) -> Result<Digest> {
-        let digest = Digest::of(content);
+        self.put_parts(&[content])
+    }
+
+    /// Stores the concatenation of `parts` (without joining them) and
+    /// returns its digest.
+    pub(crate) fn put_parts(&self, parts: &[&[u8]]) -> Result<Digest> {
+        let mut hasher = blake3::Hasher::new();
+        for part in parts {
+            hasher.update(part);
+        }
+        let digest = Digest::from(hasher.finalize());
+        let len: usize = parts.iter().map(|p| p.len()).sum();
         let path = self.path(&digest);
         // Same name means same bytes, so an existing file of the right length
         // is kept; a wrong length is a damaged file and is replaced.
-        if fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == content.len() as u64) {
+        if fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == len as u64) {
             return Ok(digest);
         }
         let (tmp_path, mut file) = self.create_tmp(&digest)?;
-        let written = file
-            .write_all(content)
+        let written = parts
+            .iter()
+            .try_for_each(|part| file.write_all(part))
             .map_err(|e| Error::io(&tmp_path, e))
             .and_then(|()| self.install(&tmp_path, &path));
         if written.is_err() {

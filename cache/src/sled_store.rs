@@ -359,6 +359,12 @@ impl Store for SledStore {
         self.blobs.put(content)
     }
 
+    fn put_blob_parts(&self, parts: &[&[u8]]) -> Result<Digest> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        self.added.fetch_add(len as u64, Ordering::Relaxed);
+        self.blobs.put_parts(parts)
+    }
+
     fn contains_blob(&self, digest: &Digest) -> Result<bool> {
         Ok(self.blobs.contains(digest))
     }

@@ -118,6 +118,12 @@ pub trait Store: Send + Sync {
     /// Stores `content` under its blake3 digest and returns the digest.
     fn put_blob(&self, content: &[u8]) -> Result<Digest>;
 
+    /// [`Store::put_blob`] of the concatenation of `parts` (which a store
+    /// may write without joining them).
+    fn put_blob_parts(&self, parts: &[&[u8]]) -> Result<Digest> {
+        self.put_blob(&parts.concat())
+    }
+
     /// Whether blob `digest` is present (its bytes are not checked).
     fn contains_blob(&self, digest: &Digest) -> Result<bool>;
 

@@ -53,6 +53,7 @@ impl StderrReporter {
             CacheEvent::StepRan { .. } => self.cache.ran += 1,
             CacheEvent::StepReplayed { .. } => self.cache.replayed += 1,
             CacheEvent::SubtreeReplayed { .. } => self.cache.subtrees += 1,
+            CacheEvent::BlocksPassed { .. } => {}
             CacheEvent::StoreFailed(message) => {
                 let text = format!(
                     "[WARN] krmgraph: the cache failed, rendering on without it: {message}\n"

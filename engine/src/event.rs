@@ -73,6 +73,18 @@ pub enum CacheEvent {
         /// Image or exec command line.
         function: String,
     },
+    /// A step that ran passed blocks of replayed resources through without
+    /// decoding them (`render::blocks`).
+    BlocksPassed {
+        /// The package's display path.
+        package: String,
+        /// The step's position in the pipeline.
+        index: usize,
+        /// How many blocks.
+        blocks: usize,
+        /// The resources they hold.
+        resources: usize,
+    },
     /// A whole subtree was replayed: nothing below it was read or run.
     SubtreeReplayed {
         /// The display path of the subtree's package.
@@ -84,6 +96,7 @@ pub enum CacheEvent {
 
 /// One line of the cache's log: `ran <package>#<step> <function>`,
 /// `replayed <package>#<step> <function>`, `replayed subtree <package>`,
+/// `passed <n> blocks (<m> resources) through <package>#<step>`,
 /// `store failed: <message>`.
 impl std::fmt::Display for CacheEvent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -99,6 +112,15 @@ impl std::fmt::Display for CacheEvent {
                 function,
             } => write!(f, "replayed {package}#{index} {function}"),
             CacheEvent::SubtreeReplayed { package } => write!(f, "replayed subtree {package}"),
+            CacheEvent::BlocksPassed {
+                package,
+                index,
+                blocks,
+                resources,
+            } => write!(
+                f,
+                "passed {blocks} blocks ({resources} resources) through {package}#{index}"
+            ),
             CacheEvent::StoreFailed(message) => write!(f, "store failed: {message}"),
         }
     }

@@ -23,10 +23,23 @@ fn render(
     counter: &Path,
     extra: &[&str],
 ) -> Rendered {
+    render_env(work, src, cache, counter, extra, &[])
+}
+
+/// [`render`] with more environment variables.
+fn render_env(
+    work: &Path,
+    src: &Path,
+    cache: Option<&Path>,
+    counter: &Path,
+    extra: &[&str],
+    more_env: &[(&str, &str)],
+) -> Rendered {
     let mut args = vec!["--allow-exec", "--results-dir", "<RESULTS>"];
     args.extend_from_slice(extra);
     let counter = counter.to_string_lossy().to_string();
     let mut env = vec![("COUNTER", counter.as_str())];
+    env.extend_from_slice(more_env);
     let cache_text = cache.map(|c| c.to_string_lossy().to_string());
     match &cache_text {
         Some(dir) => env.extend([
@@ -760,22 +773,45 @@ fn generated_trees_render_the_same_cached() {
         edit_a_leaf_file(&src);
         let uncached = run("u-edited", false, &in_place);
         compare_jobs("one leaf file edited", &uncached, &in_place, false);
+        // Two more edits, rendered in one place: the second's ancestors may
+        // pass their replayed subtrees through as blocks (`render::blocks`).
+        for round in 0..2 {
+            add_to_a_leaf(&src, round);
+            let uncached = run(&format!("u-again-{round}"), false, &in_place);
+            if let Some(d) = describe_difference(&uncached, &run("again", true, &in_place)) {
+                panic!("seed {seed} (edit {round} in one place): {d}");
+            }
+        }
     }
 }
 
-/// Appends a comment to the first YAML file of the deepest package under
-/// `root` (its Kptfile when it has none).
-fn edit_a_leaf_file(root: &Path) {
+/// Writes a ConfigMap numbered `n` into `added.yaml` in the deepest
+/// package under `root`.
+fn add_to_a_leaf(root: &Path, n: usize) {
+    let leaf = deepest_package(root);
+    let text =
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: added\ndata:\n  n: '{n}'\n");
+    std::fs::write(leaf.join("added.yaml"), text).unwrap();
+}
+
+/// The deepest package under `root` (the last by path among the deepest).
+fn deepest_package(root: &Path) -> PathBuf {
     let mut packages = Vec::new();
     for_each_file(root, &mut |p| {
         if p.file_name().is_some_and(|n| n == "Kptfile") {
             packages.push(p.parent().unwrap().to_path_buf());
         }
     });
-    let leaf = packages
+    packages
         .into_iter()
         .max_by_key(|p| (p.components().count(), p.clone()))
-        .unwrap();
+        .unwrap()
+}
+
+/// Appends a comment to the first YAML file of the deepest package under
+/// `root` (its Kptfile when it has none).
+fn edit_a_leaf_file(root: &Path) {
+    let leaf = deepest_package(root);
     let mut yaml: Vec<PathBuf> = std::fs::read_dir(&leaf)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -962,4 +998,144 @@ fn an_edit_that_learns_little_leaves_the_memos_as_they_were() {
     let resaved = item_memo_blobs(&cache);
     assert_eq!(resaved.len(), 1, "{resaved:?}");
     assert_ne!(resaved, saved);
+}
+
+/// A tree of three levels with siblings at each: the root, `a` (with
+/// `a/a1` and `a/a2`), `b` and `c`, each with a ConfigMap. Every package
+/// runs `function`, but `a/a1` only with `leaf_pipeline`.
+fn deep_source(dir: &Path, function: &str, leaf_pipeline: bool) -> PathBuf {
+    let src = dir.join("tree").join("pkg");
+    for pkg in ["", "a", "a/a1", "a/a2", "b", "c"] {
+        let name = if pkg.is_empty() { "root" } else { pkg };
+        let name = name.replace('/', "-");
+        let pipeline = match (pkg, leaf_pipeline) {
+            ("a/a1", false) => String::new(),
+            _ => format!("pipeline:\n  mutators:\n    - exec: \"{function}\"\n"),
+        };
+        let files = [
+            (
+                "Kptfile",
+                format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: {name}\n{pipeline}"),
+            ),
+            (
+                "cm.yaml",
+                format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-cm\ndata:\n  k: v\n"),
+            ),
+        ];
+        for (file, text) in files {
+            let p = src.join(pkg).join(file);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+    }
+    src
+}
+
+/// An edit loop in one place: `tree` is rendered in place (in a copy at
+/// `<work>/krmgraph/pkg`, always the same path), after `edit` changes it,
+/// and the output becomes `tree` for the next round. Each round's render
+/// must equal an uncached render of the same tree; returns, per round, the
+/// functions run and the cache's log.
+fn edit_loop(
+    tmp: &Path,
+    tree: &Path,
+    counter: &Path,
+    edits: &[&dyn Fn(&Path)],
+) -> Vec<(usize, String)> {
+    let (cache, log, work) = (tmp.join("cache"), tmp.join("cache.log"), tmp.join("w"));
+    let log_text = log.to_string_lossy().to_string();
+    let mut rounds = Vec::new();
+    for (round, edit) in edits.iter().enumerate() {
+        edit(tree);
+        let before = runs(counter);
+        let env = [("KRMGRAPH_CACHE_LOG", log_text.as_str())];
+        let cached = render_env(&work, tree, Some(&cache), counter, &[], &env);
+        assert_eq!(cached.exit_code, 0, "round {round}: {}", cached.stderr);
+        // `KRMGRAPH_CHECK_DIRECT=1` runs each step that passed blocks the
+        // long way too.
+        let log_now = std::fs::read_to_string(&log).unwrap_or_default();
+        let checked = match std::env::var("KRMGRAPH_CHECK_DIRECT").as_deref() {
+            Ok("1") => log_now.lines().filter(|l| l.starts_with("passed ")).count(),
+            _ => 0,
+        };
+        let ran = runs(counter) - before - checked;
+        let uncached = render(&tmp.join(format!("u{round}")), tree, None, counter, &[]);
+        if let Some(d) = describe_difference(&uncached, &cached) {
+            panic!("round {round}: the cached render differs from an uncached one: {d}");
+        }
+        rounds.push((ran, log_now));
+        std::fs::remove_dir_all(tree).unwrap();
+        copy_tree(&work.join("krmgraph/pkg"), tree).unwrap();
+    }
+    rounds
+}
+
+/// Sets `a/a1`'s ConfigMap value.
+fn set_leaf_value(value: &str) -> impl Fn(&Path) + '_ {
+    move |tree: &Path| {
+        let cm = tree.join("a/a1/cm.yaml");
+        let text = std::fs::read_to_string(&cm).unwrap();
+        let start = text.find("  k: ").unwrap();
+        let end = start + text[start..].find('\n').unwrap();
+        let edited = format!("{}  k: {value}{}", &text[..start], &text[end..]);
+        std::fs::write(&cm, edited).unwrap();
+    }
+}
+
+/// After an edit, the ancestors of the edited package see their other
+/// subpackages replayed; from the second edit on (the first records what
+/// each step does to them) they pass those resources through as blocks,
+/// undecoded (`render::blocks`). Each step's function still runs once,
+/// and the files are an uncached render's (CI also runs this with
+/// `KRMGRAPH_CHECK_DIRECT=1`, which checks every such step against the
+/// long way).
+#[test]
+fn the_ancestors_of_an_edit_pass_replayed_blocks_through() {
+    let tmp = tempfile::tempdir().unwrap();
+    let count = r#"sh -c 'echo run >> \"$COUNTER\"; cat'"#;
+    let tree = deep_source(tmp.path(), count, true);
+    let counter = tmp.path().join("counter");
+    let no_edit = |_: &Path| {};
+    let (one, two) = (set_leaf_value("one"), set_leaf_value("two"));
+    let rounds = edit_loop(tmp.path(), &tree, &counter, &[&no_edit, &one, &two]);
+    assert_eq!(rounds[0].0, 6, "the cold render runs every pipeline");
+    for (ran, log) in &rounds[1..] {
+        assert_eq!(*ran, 3, "a/a1, a and the root run once each:\n{log}");
+    }
+    assert!(!rounds[1].1.contains("passed "), "{}", rounds[1].1);
+    let log = &rounds[2].1;
+    for line in [
+        "passed 1 blocks (2 resources) through pkg/a#0",
+        "passed 3 blocks (6 resources) through pkg#0",
+    ] {
+        assert!(log.lines().any(|l| l == line), "no {line:?} in:\n{log}");
+    }
+}
+
+/// A step whose function stops echoing its input (here it rewrites a
+/// value an edit brought in) gives up its blocks and runs the long way on
+/// the output of the process it already ran: each function still runs
+/// once, and the files are an uncached render's.
+#[test]
+fn a_step_that_stops_echoing_runs_its_function_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rewrite = r#"sh -c 'echo run >> \"$COUNTER\"; sed s/MA[R]K/marked/'"#;
+    let tree = deep_source(tmp.path(), rewrite, false);
+    let counter = tmp.path().join("counter");
+    let no_edit = |_: &Path| {};
+    let (one, two, mark) = (
+        set_leaf_value("one"),
+        set_leaf_value("two"),
+        set_leaf_value("MARK"),
+    );
+    let rounds = edit_loop(tmp.path(), &tree, &counter, &[&no_edit, &one, &two, &mark]);
+    for (ran, log) in &rounds[1..] {
+        assert_eq!(*ran, 2, "a and the root run once each:\n{log}");
+    }
+    assert!(rounds[2].1.contains(" through pkg/a#0"), "{}", rounds[2].1);
+    let log = &rounds[3].1;
+    assert!(!log.contains(" through pkg/a#0"), "{log}");
+    assert!(log.contains(" through pkg#0"), "{log}");
+    let cm = std::fs::read_to_string(tree.join("a/a1/cm.yaml")).unwrap();
+    assert!(cm.contains("k: marked"), "{cm}");
 }

@@ -13,6 +13,7 @@
 pub mod builtin;
 pub mod container;
 pub mod exec;
+pub mod known;
 pub mod results;
 pub mod select;
 
@@ -20,7 +21,7 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::event::{Event, Reporter};
@@ -144,6 +145,40 @@ pub struct FunctionRunner {
     pub container: container::ContainerOptions,
     /// [`RunnerOptions::check_direct`].
     pub check_direct: bool,
+    /// A process [`known::run_echoing`] ran but could not use, with the
+    /// stdin it was given: the next call with that stdin takes it instead
+    /// of running the function again.
+    prefetched: Handoff<(Vec<u8>, Result<exec::ProcessOutput, FnError>)>,
+    /// After a run whose function echoed its input: each input item's memo
+    /// entry, where its echo read back plainly ([`FunctionRunner::take_echo`]).
+    echo: Handoff<item_memo::Entries>,
+}
+
+/// A value one call of a runner leaves for a later one. A clone of the
+/// runner starts without it.
+#[derive(Debug)]
+struct Handoff<T>(Mutex<Option<T>>);
+
+impl<T> Default for Handoff<T> {
+    fn default() -> Self {
+        Handoff(Mutex::new(None))
+    }
+}
+
+impl<T> Clone for Handoff<T> {
+    fn clone(&self) -> Self {
+        Handoff::default()
+    }
+}
+
+impl<T> Handoff<T> {
+    fn put(&self, value: T) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
+    }
+
+    fn take(&self) -> Option<T> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 /// Where a run takes its functionConfig from.
@@ -209,7 +244,27 @@ impl FunctionRunner {
                 timeout: options.timeout,
             },
             check_direct: options.check_direct,
+            prefetched: Handoff::default(),
+            echo: Handoff::default(),
         })
+    }
+
+    /// After a run in which the function echoed its input: each input
+    /// item's memo entry where the echo is known to read back plainly and
+    /// the item was restored so (`None` elsewhere). Taken once.
+    pub fn take_echo(&self) -> Option<item_memo::Entries> {
+        self.echo.take()
+    }
+
+    /// Whether the function runs on the ResourceList's bytes (not a
+    /// built-in that runs on nodes).
+    pub fn runs_on_bytes(&self) -> bool {
+        match &self.kind {
+            FunctionKind::Exec(_) => true,
+            FunctionKind::Image(image) => {
+                !(self.use_builtins && builtin::lookup(image).is_some_and(|b| b.direct.is_some()))
+            }
+        }
     }
 
     fn new_result(&self) -> FnResult {
@@ -386,6 +441,10 @@ impl FunctionRunner {
         // the output nodes are built.
         drop(stdin);
         if echo {
+            let bare: Vec<bool> = input
+                .iter()
+                .map(|item| !kio_pipeline::has_document_comments(item))
+                .collect();
             if let Some(output) = echoed(
                 input,
                 function_config,
@@ -394,6 +453,7 @@ impl FunctionRunner {
                 self.check_direct,
             ) {
                 let output = output.map_err(|e| FnError::Message(e.to_string()))?;
+                self.echo.put(plain_entries(remembered, &bare));
                 return self.default_paths(output, function_config);
             }
         }
@@ -596,6 +656,11 @@ impl FunctionRunner {
     }
 
     fn invoke(&self, stdin: &[u8]) -> Result<exec::ProcessOutput, FnError> {
+        if let Some((sent, process)) = self.prefetched.take() {
+            if sent == stdin {
+                return process;
+            }
+        }
         let message = |e: &dyn std::fmt::Display| FnError::Message(e.to_string());
         match &self.kind {
             FunctionKind::Exec(command) => {
@@ -607,6 +672,16 @@ impl FunctionRunner {
             },
         }
     }
+}
+
+/// The entries of `remembered` whose echo reads back plainly, of items
+/// without document comments (`bare`): those the echo restored plainly.
+fn plain_entries(remembered: item_memo::Entries, bare: &[bool]) -> item_memo::Entries {
+    remembered
+        .into_iter()
+        .zip(bare)
+        .map(|(entry, &bare)| entry.filter(|e| bare && e.echo_reads_back_plainly()))
+        .collect()
 }
 
 /// The output of a function that succeeded by printing its input back
@@ -954,23 +1029,36 @@ fn function_config(f: &Function, package_dir: &Path) -> Result<Option<Node>, FnE
 /// kpt's `enforcePathInvariants`: no resource may leave its package
 /// (`../`), and no two resources may share package, path and index.
 pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
-    // Each resource's key and its hash on the pool; the checks in order, so
-    // the first failure is the one a loop meets.
+    check_path_keys(&crate::par::map(output, path_key))
+}
+
+/// A resource's path, when it leaves its package, and its package,
+/// cleaned path and index ([`path_key`]).
+pub type PathKey = (Option<String>, [String; 3]);
+
+/// A resource's key as [`enforce_path_invariants`] compares them: its
+/// package, cleaned path and index; and its path, when it leaves the
+/// package.
+pub fn path_key(resource: &Node) -> PathKey {
+    let package = krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
+    let (path, index) = kioutil::get_file_annotations(resource);
+    let cleaned = crate::kptfile::validate::clean_path(&path);
+    let outside = cleaned.starts_with("../").then_some(path);
+    (outside, [package, cleaned, index])
+}
+
+/// [`enforce_path_invariants`] of resources by their [`path_key`]s.
+pub fn check_path_keys(keys: &[PathKey]) -> Result<(), String> {
+    // Each key's hash on the pool; the checks in order, so the first
+    // failure is the one a loop meets.
     let state = std::hash::RandomState::new();
-    let keys = crate::par::map(output, |resource| {
-        let package =
-            krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
-        let (path, index) = kioutil::get_file_annotations(resource);
-        let cleaned = crate::kptfile::validate::clean_path(&path);
-        let outside = cleaned.starts_with("../").then_some(path);
-        let key = (package, cleaned, index);
-        let hash = std::hash::BuildHasher::hash_one(&state, &key);
-        (outside, key, hash)
+    let hashes = crate::par::map(keys, |(_, key)| {
+        std::hash::BuildHasher::hash_one(&state, key)
     });
     // The first resource by each hash: only a resource whose hash was
     // seen has its key compared.
     let mut first: HashMap<u64, usize, BuildHasherDefault<HashedAlready>> = HashMap::default();
-    for (i, (outside, key, hash)) in keys.iter().enumerate() {
+    for (i, ((outside, key), hash)) in keys.iter().zip(&hashes).enumerate() {
         if let Some(path) = outside {
             return Err(format!(
                 "function must not modify resources outside of package: resource has path {path}"
@@ -981,14 +1069,14 @@ pub fn enforce_path_invariants(output: &[Node]) -> Result<(), String> {
                 slot.insert(i);
                 false
             }
-            Entry::Occupied(_) => keys[..i].iter().any(|(_, earlier, _)| earlier == key),
+            Entry::Occupied(_) => keys[..i].iter().any(|(_, earlier)| earlier == key),
         };
         if seen {
             // kpt names the cleaned path (`./a.yaml` is reported as `a.yaml`).
             return Err(format!(
                 "resource at path {} and index {} already exists",
-                crate::gostr::quote(&key.1),
-                crate::gostr::quote(&key.2)
+                crate::gostr::quote(&key[1]),
+                crate::gostr::quote(&key[2])
             ));
         }
     }

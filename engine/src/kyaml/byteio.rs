@@ -427,7 +427,7 @@ impl ByteWriter {
             chunks.push(run);
             rest = after;
         }
-        let mut texts: Vec<(item_memo::ItemText, Vec<T>)> = chunks
+        let texts: Vec<(item_memo::ItemText, Vec<T>)> = chunks
             .par_iter_mut()
             .map(|run| match run {
                 [root] => text_of(root).map(|(text, kept)| (text, vec![kept])),
@@ -437,40 +437,130 @@ impl ByteWriter {
                 }
             })
             .collect::<Option<_>>()?;
-        let first = &mut chunks[0];
-        let mut doc = self.wrapped(first.iter_mut().map(std::mem::take).collect());
-        let with_first = yamlio::encode_documents([(&doc, true)]);
+        let (mut texts, kept): (Vec<item_memo::ItemText>, Vec<Vec<T>>) = texts.into_iter().unzip();
+        let (head, tail) = self.head_and_tail(chunks[0], &mut texts[0])?;
+        let bytes = assemble(&head, &texts, &tail);
+        Some((bytes, kept.into_iter().flatten().collect()))
+    }
+
+    /// The list's own text before and after its items: from encoding the
+    /// list with `run` alone (any run of its items), whose text `text` is
+    /// checked to be what the list writes for it.
+    fn head_and_tail(
+        &self,
+        run: &mut [Node],
+        text: &mut item_memo::ItemText,
+    ) -> Option<(Vec<u8>, Vec<u8>)> {
+        let mut doc = self.wrapped(run.iter_mut().map(std::mem::take).collect());
+        let with_run = yamlio::encode_documents([(&doc, true)]);
         let taken = std::mem::take(&mut doc.content[0].content[5].content);
-        for (slot, root) in first.iter_mut().zip(taken) {
+        for (slot, root) in run.iter_mut().zip(taken) {
             *slot = root;
         }
-        let with_first = with_first.ok()?;
+        let with_run = with_run.ok()?;
         let marker = b"\nitems:\n";
-        let at = with_first.windows(marker.len()).position(|w| w == marker)? + marker.len();
-        let (head, rest) = with_first.split_at(at);
-        let first_text =
-            std::mem::replace(&mut texts[0].0, item_memo::ItemText::encoded(Vec::new()));
-        let first_text = first_text.into_bytes();
-        let tail = rest.strip_prefix(first_text.as_slice())?;
-        texts[0].0 = item_memo::ItemText::encoded(first_text);
-        let (texts, kept): (Vec<item_memo::ItemText>, Vec<Vec<T>>) = texts.into_iter().unzip();
-        let lengths: Vec<usize> = texts.iter().map(item_memo::ItemText::len).collect();
-        let items_len: usize = lengths.iter().sum();
-        let mut bytes = vec![0; head.len() + items_len + tail.len()];
-        bytes[..head.len()].copy_from_slice(head);
-        bytes[head.len() + items_len..].copy_from_slice(tail);
-        let mut places = Vec::with_capacity(texts.len());
-        let mut free = &mut bytes[head.len()..head.len() + items_len];
-        for len in lengths {
-            let (place, after) = free.split_at_mut(len);
-            places.push(place);
-            free = after;
+        let at = with_run.windows(marker.len()).position(|w| w == marker)? + marker.len();
+        let (head, rest) = with_run.split_at(at);
+        let run_text = std::mem::replace(text, item_memo::ItemText::encoded(Vec::new()));
+        let run_text = run_text.into_bytes();
+        let tail = rest.strip_prefix(run_text.as_slice())?.to_vec();
+        *text = item_memo::ItemText::encoded(run_text);
+        Some((head.to_vec(), tail))
+    }
+
+    /// [`ByteWriter::write_list_remembering`] of a list given in parts,
+    /// some of whose items are known only by their texts (with their ids
+    /// in place): the bytes, and the entries of the items of each part of
+    /// nodes. `None` where the list cannot be written so — the nodes do
+    /// not encode in place, a foot comment would run an item's text into
+    /// the next part, or no part has nodes — and the caller writes it
+    /// whole.
+    pub fn write_parts_remembering(
+        &self,
+        parts: &mut [ListPart],
+        check: bool,
+    ) -> Option<(Vec<u8>, Vec<item_memo::Entries>)> {
+        let encodable = parts.iter().all(|part| match part {
+            ListPart::Nodes(nodes) => self.encodes_in_place(nodes),
+            ListPart::Texts(_) => true,
+        });
+        if !encodable {
+            return None;
         }
-        places
-            .into_par_iter()
-            .zip(texts.par_iter())
-            .for_each(|(place, text)| text.write_to(place));
-        Some((bytes, kept.into_iter().flatten().collect()))
+        let mut roots: Vec<Option<Vec<Node>>> = parts
+            .iter_mut()
+            .map(|part| match part {
+                ListPart::Nodes(nodes) => Some(nodes.iter_mut().map(take_y_node).collect()),
+                ListPart::Texts(_) => None,
+            })
+            .collect();
+        let written = self.write_parts(parts, &mut roots, check);
+        for (part, roots) in parts.iter_mut().zip(roots) {
+            if let (ListPart::Nodes(nodes), Some(roots)) = (part, roots) {
+                for (node, root) in nodes.iter_mut().zip(roots) {
+                    put_y_node(node, root);
+                }
+            }
+        }
+        written
+    }
+
+    fn write_parts(
+        &self,
+        parts: &mut [ListPart],
+        roots: &mut [Option<Vec<Node>>],
+        check: bool,
+    ) -> Option<(Vec<u8>, Vec<item_memo::Entries>)> {
+        let mut texts: Vec<item_memo::ItemText> = Vec::new();
+        let mut entries = Vec::new();
+        let mut carrier = None;
+        for (part, roots) in parts.iter_mut().zip(roots.iter_mut()) {
+            let ListPart::Texts(known) = part else {
+                let roots = roots.as_mut()?;
+                let (part_texts, part_entries) = self.encode_runs(roots, check)?;
+                carrier.get_or_insert((texts.len(), roots.len()));
+                entries.push(part_entries);
+                texts.extend(part_texts);
+                continue;
+            };
+            texts.extend(std::mem::take(known));
+        }
+        let (at, _) = carrier?;
+        // The carrier is the first part of nodes: its first run's text is
+        // the first of its texts.
+        let first_part = roots.iter_mut().flatten().next()?;
+        let first_run = runs(first_part)?[0];
+        let (head, tail) = self.head_and_tail(&mut first_part[..first_run], &mut texts[at])?;
+        Some((assemble(&head, &texts, &tail), entries))
+    }
+
+    /// The texts of `roots`' runs ([`runs`]) and each item's memo entry.
+    fn encode_runs(
+        &self,
+        roots: &mut [Node],
+        check: bool,
+    ) -> Option<(Vec<item_memo::ItemText>, item_memo::Entries)> {
+        let lengths = runs(roots)?;
+        let mut chunks = Vec::with_capacity(lengths.len());
+        let mut rest = roots;
+        for len in lengths {
+            let (run, after) = rest.split_at_mut(len);
+            chunks.push(run);
+            rest = after;
+        }
+        let texts: Vec<(item_memo::ItemText, item_memo::Entries)> = chunks
+            .par_iter_mut()
+            .map(|run| match run {
+                [root] => item_memo::item_text(root, check, encode_item)
+                    .map(|(text, entry)| (text, vec![entry])),
+                run => {
+                    let text = item_memo::ItemText::encoded(encode_run(run)?);
+                    Some((text, vec![None; run.len()]))
+                }
+            })
+            .collect::<Option<_>>()?;
+        let (texts, entries): (Vec<_>, Vec<_>) = texts.into_iter().unzip();
+        Some((texts, entries.into_iter().flatten().collect()))
     }
 
     /// Removes the reader's and the requested annotations, then empty
@@ -534,6 +624,36 @@ impl ByteWriter {
             .iter()
             .any(|g| gopath::matches(g, &name).unwrap_or(false))
     }
+}
+
+/// A part of a list [`ByteWriter::write_parts_remembering`] writes.
+pub enum ListPart<'a> {
+    /// Items as nodes.
+    Nodes(&'a mut [Node]),
+    /// Items known only by their texts in the list.
+    Texts(Vec<item_memo::ItemText>),
+}
+
+/// A list's text: `head`, the items' `texts`, `tail`; the texts are
+/// written into the list's buffer at once, each at its place.
+fn assemble(head: &[u8], texts: &[item_memo::ItemText], tail: &[u8]) -> Vec<u8> {
+    let lengths: Vec<usize> = texts.iter().map(item_memo::ItemText::len).collect();
+    let items_len: usize = lengths.iter().sum();
+    let mut bytes = vec![0; head.len() + items_len + tail.len()];
+    bytes[..head.len()].copy_from_slice(head);
+    bytes[head.len() + items_len..].copy_from_slice(tail);
+    let mut places = Vec::with_capacity(texts.len());
+    let mut free = &mut bytes[head.len()..head.len() + items_len];
+    for len in lengths {
+        let (place, after) = free.split_at_mut(len);
+        places.push(place);
+        free = after;
+    }
+    places
+        .into_par_iter()
+        .zip(texts.par_iter())
+        .for_each(|(place, text)| text.write_to(place));
+    bytes
 }
 
 pub(crate) fn into_y_node(node: Node) -> Node {

@@ -132,6 +132,8 @@ struct Fingerprints {
 /// One remembered item.
 #[derive(Debug)]
 pub struct Entry {
+    /// The item's fingerprint, which it is remembered under.
+    fingerprint: Fingerprint,
     text: Arc<Text>,
     /// Once an echo of the item is known to read back as the item less its
     /// ids: the style and tag of the migration id's key and value after
@@ -144,6 +146,19 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The item's fingerprint: [`remembered`] finds the entry by it.
+    pub fn fingerprint(&self) -> &Fingerprint {
+        &self.fingerprint
+    }
+
+    /// The item's text in a list where it is at `position` (its ids are
+    /// numbered by position).
+    pub fn text_at(&self, position: usize) -> ItemText {
+        let id = (position + 1).to_string();
+        let ids = [position.to_string(), id.clone(), id];
+        ItemText(Piece::Remembered(self.text.clone(), ids))
+    }
+
     /// Whether an echo of this item is known to read back as the item less
     /// its ids.
     pub fn echo_reads_back_plainly(&self) -> bool {
@@ -314,6 +329,7 @@ impl Memo {
     /// Remembers `text` (new, unless `known`) and an entry for it.
     fn insert(&self, fps: Fingerprints, text: Arc<Text>, known: bool) -> Arc<Entry> {
         let entry = Arc::new(Entry {
+            fingerprint: fps.item,
             text: text.clone(),
             echo: OnceLock::new(),
             used: AtomicBool::new(true),
@@ -488,6 +504,7 @@ fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprints, Entry)>> {
                 item,
             },
             Entry {
+                fingerprint: item,
                 text,
                 echo: OnceLock::from(echo),
                 used: AtomicBool::new(false),
@@ -588,6 +605,11 @@ pub fn item_text(
         ItemText(Piece::Remembered(entry.text.clone(), ids)),
         Some(entry),
     ))
+}
+
+/// The entry remembered for the item whose fingerprint is `fingerprint`.
+pub fn remembered(fingerprint: &Fingerprint) -> Option<Arc<Entry>> {
+    memo().get(fingerprint)
 }
 
 /// Where each id's value is in `text`: `None` unless each `key: 'value'`

@@ -31,7 +31,10 @@ use crate::yaml::{Kind, Node, Style};
 /// Internal annotations of each input, by its migration id (its position
 /// in the input): kyaml's map from id to annotations, as a list.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct AnnotationSnapshot(Vec<Vec<(String, String)>>);
+pub struct AnnotationSnapshot(Vec<SnapshotEntry>);
+
+/// One input's internal annotations, as [`AnnotationSnapshot`] keeps them.
+pub type SnapshotEntry = Vec<(String, String)>;
 
 impl AnnotationSnapshot {
     /// The internal annotations of the input whose migration id is `id`
@@ -58,14 +61,75 @@ fn snapshot_value<'a>(annotations: &'a [(String, String)], key: &str) -> Option<
 pub fn preprocess_for_internal_annotation_migration(
     nodes: &mut [Node],
 ) -> Result<AnnotationSnapshot> {
-    let entries = each_mut::<_, _, KyamlError>(nodes, |i, node| {
-        rnode::set_annotation(node, MIGRATION_ID, &i.to_string())?;
+    Ok(AnnotationSnapshot(preprocess_from(nodes, 0)?))
+}
+
+/// [`preprocess_for_internal_annotation_migration`] of the nodes at
+/// `offset..` of a longer list: their snapshot entries.
+pub fn preprocess_from(nodes: &mut [Node], offset: usize) -> Result<Vec<SnapshotEntry>> {
+    each_mut::<_, _, KyamlError>(nodes, |i, node| {
+        rnode::set_annotation(node, MIGRATION_ID, &(offset + i).to_string())?;
         let internal = twin_snapshot(node);
         kioutil::copy_legacy_annotations(node)?;
         check_mismatched_annotations(node)?;
         Ok(internal)
-    })?;
-    Ok(AnnotationSnapshot(entries))
+    })
+}
+
+impl AnnotationSnapshot {
+    /// A snapshot of `len` inputs of which only some were preprocessed
+    /// (`parts`: an offset and the entries [`preprocess_from`] gave); the
+    /// others have no entry.
+    pub fn of_parts(len: usize, parts: Vec<(usize, Vec<SnapshotEntry>)>) -> Self {
+        let mut entries = vec![Vec::new(); len];
+        for (offset, part) in parts {
+            for (slot, entry) in entries[offset..].iter_mut().zip(part) {
+                *slot = entry;
+            }
+        }
+        AnnotationSnapshot(entries)
+    }
+
+    /// Which annotation formats the inputs with snapshot entries used, as
+    /// [`annotations_format`] reads them.
+    pub fn formats(&self) -> impl Iterator<Item = (bool, bool)> + '_ {
+        self.0.iter().filter_map(|annotations| {
+            let has = |k: &str| snapshot_value(annotations, k).is_some();
+            let internal = has(PATH_ANNOTATION) || has(INDEX_ANNOTATION) || has(ID_ANNOTATION);
+            let legacy = has(LEGACY_PATH_ANNOTATION)
+                || has(LEGACY_INDEX_ANNOTATION)
+                || has(LEGACY_ID_ANNOTATION);
+            (internal || legacy).then_some((internal, legacy))
+        })
+    }
+}
+
+/// Whether `node` carries the internal and the legacy path/index/id
+/// annotations (`None`: neither), as preprocessing would snapshot it.
+pub fn annotation_format(node: &Node) -> Option<(bool, bool)> {
+    let values = rnode::annotations_view(node).annotations_of(TWIN_KEYS);
+    let internal = values[0].is_some() || values[2].is_some() || values[4].is_some();
+    let legacy = values[1].is_some() || values[3].is_some() || values[5].is_some();
+    (internal || legacy).then_some((internal, legacy))
+}
+
+/// `determineAnnotationsFormat` over the formats the inputs used (those
+/// with neither left out); `(true, true)` for no inputs at all.
+pub fn annotations_format(
+    any_inputs: bool,
+    formats: impl Iterator<Item = (bool, bool)>,
+) -> Result<(bool, bool)> {
+    if !any_inputs {
+        return Ok((true, true));
+    }
+    let mut seen: Option<(bool, bool)> = None;
+    for found in formats {
+        let first = *seen.get_or_insert(found);
+        if first.0 != found.0 || first.1 != found.1 {
+            return Err(KyamlError::InconsistentAnnotationFormat);
+        }
+    }
+    Ok(seen.unwrap_or((false, false)))
 }
 
 /// What the snapshot keeps of a node's internal annotations: the twins
@@ -136,7 +200,17 @@ pub fn reconcile_internal_annotations(
     nodes: &mut [Node],
     snapshot: &AnnotationSnapshot,
 ) -> Result<()> {
-    let (use_internal, use_legacy) = determine_annotations_format(snapshot)?;
+    let format = determine_annotations_format(snapshot)?;
+    reconcile_in_format(nodes, snapshot, format)
+}
+
+/// [`reconcile_internal_annotations`] of some of the outputs, the format
+/// being known (`(use_internal, use_legacy)`).
+pub fn reconcile_in_format(
+    nodes: &mut [Node],
+    snapshot: &AnnotationSnapshot,
+    (use_internal, use_legacy): (bool, bool),
+) -> Result<()> {
     each_mut::<_, _, KyamlError>(nodes, |_, node| {
         missing_internal_or_legacy_annotations(node)?;
         check_annotations_altered(node, snapshot)?;
@@ -151,26 +225,7 @@ pub fn reconcile_internal_annotations(
 /// `determineAnnotationsFormat`: whether the inputs carried internal and/or
 /// legacy path/index/id annotations (all inputs must agree).
 fn determine_annotations_format(snapshot: &AnnotationSnapshot) -> Result<(bool, bool)> {
-    if snapshot.is_empty() {
-        return Ok((true, true));
-    }
-    let (mut internal, mut legacy) = (None, None);
-    for annotations in &snapshot.0 {
-        let has = |k: &str| snapshot_value(annotations, k).is_some();
-        let found_internal = has(PATH_ANNOTATION) || has(INDEX_ANNOTATION) || has(ID_ANNOTATION);
-        let found_legacy = has(LEGACY_PATH_ANNOTATION)
-            || has(LEGACY_INDEX_ANNOTATION)
-            || has(LEGACY_ID_ANNOTATION);
-        if !found_internal && !found_legacy {
-            continue;
-        }
-        for (seen, found) in [(&mut internal, found_internal), (&mut legacy, found_legacy)] {
-            if *seen.get_or_insert(found) != found {
-                return Err(KyamlError::InconsistentAnnotationFormat);
-            }
-        }
-    }
-    Ok((internal.unwrap_or(false), legacy.unwrap_or(false)))
+    annotations_format(!snapshot.is_empty(), snapshot.formats())
 }
 
 /// `missingInternalOrLegacyAnnotations`.
@@ -262,8 +317,13 @@ fn format_internal_annotations(
 /// `FunctionFilter.setIds`: `internal.config.kubernetes.io/id` and
 /// `config.k8s.io/id` set to `'1'..'n'`.
 pub fn set_ids(nodes: &mut [Node]) -> Result<()> {
+    set_ids_from(nodes, 0)
+}
+
+/// [`set_ids`] on the nodes at `offset..` of a longer list.
+pub fn set_ids_from(nodes: &mut [Node], offset: usize) -> Result<()> {
     each_mut::<_, _, KyamlError>(nodes, |i, node| {
-        let id = (i + 1).to_string();
+        let id = (offset + i + 1).to_string();
         rnode::set_annotation(node, ID_ANNOTATION, &id)?;
         rnode::set_annotation(node, LEGACY_ID_ANNOTATION, &id)?;
         Ok(())

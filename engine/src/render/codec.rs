@@ -43,6 +43,10 @@ use crate::yaml::Node;
 const NODES_MAGIC: &[u8] = b"krmgraph nodes 1\n";
 /// The first bytes of a log blob (events and results).
 const LOG_MAGIC: &[u8] = b"krmgraph log 1\n";
+/// The first bytes of a block's facts.
+const FACTS_MAGIC: &[u8] = b"krmgraph facts 1\n";
+/// The first bytes of the list of files a block is written to.
+const FILES_MAGIC: &[u8] = b"krmgraph files 1\n";
 
 /// From this many nodes on, [`encode_nodes`] encodes them in parallel.
 const PARALLEL_NODES: usize = 64;
@@ -323,17 +327,32 @@ impl<'r> Encoder<'r> {
 
 /// The encoding of a list of resources; `None` when nesting is too deep.
 pub fn encode_nodes(nodes: &[Node], root: &Root) -> Option<Vec<u8>> {
-    let mut e = Encoder::new(root, NODES_MAGIC);
-    e.varint(nodes.len() as u64);
+    let mut out = nodes_header(nodes.len());
+    out.extend(encode_nodes_body(nodes, root)?);
+    Some(out)
+}
+
+/// The start of the encoding of a list of `count` resources: what comes
+/// before their nodes.
+pub fn nodes_header(count: usize) -> Vec<u8> {
+    let mut e = Encoder::new(&NO_ROOT, NODES_MAGIC);
+    e.varint(count as u64);
+    e.out
+}
+
+/// The nodes of [`encode_nodes`], without the header. A node's bytes
+/// depend on the node alone, so the encoding of a list is its header and
+/// then its parts' bodies one after the other.
+pub fn encode_nodes_body(nodes: &[Node], root: &Root) -> Option<Vec<u8>> {
     if nodes.len() < PARALLEL_NODES {
+        let mut e = Encoder::new(root, b"");
         for node in nodes {
             e.node(node, 0)?;
         }
         return Some(e.out);
     }
-    // A node's bytes depend on the node alone: large lists (the root's
-    // output, which is encoded while nothing else runs) are encoded at
-    // once on the render's pool.
+    // Large lists (the root's output, which is encoded while nothing else
+    // runs) are encoded at once on the render's pool.
     let parts: Vec<Vec<u8>> = nodes
         .par_chunks(PARALLEL_NODES / 2)
         .map(|chunk| {
@@ -344,10 +363,21 @@ pub fn encode_nodes(nodes: &[Node], root: &Root) -> Option<Vec<u8>> {
             Some(part.out)
         })
         .collect::<Option<_>>()?;
-    e.out.reserve(parts.iter().map(Vec::len).sum());
-    parts.iter().for_each(|part| e.out.extend_from_slice(part));
-    Some(e.out)
+    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    parts.iter().for_each(|part| out.extend_from_slice(part));
+    Some(out)
 }
+
+/// How many resources the encoding `bytes` holds, and where their nodes
+/// start; `None` when it is not an encoding of resources.
+pub fn nodes_body(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut d = Decoder::new(bytes, &NO_ROOT, NODES_MAGIC)?;
+    let count = d.count()?;
+    Some((count, bytes.len() - d.bytes.len()))
+}
+
+/// A root that cuts nothing out: for what has no strings.
+static NO_ROOT: std::sync::LazyLock<Root> = std::sync::LazyLock::new(Root::default);
 
 /// The resources `bytes` encode, with `root` put back into strings.
 pub fn decode_nodes(bytes: &[u8], root: &Root) -> Option<Vec<Node>> {
@@ -416,6 +446,73 @@ pub fn decode_log(bytes: &[u8], root: &Root) -> Option<Log> {
         results,
         files,
     })
+}
+
+/// What a mutator is known to do to a block of resources it passes
+/// through unchanged ([`super::blocks`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlockFacts {
+    /// Each resource's item memo fingerprint in the function's input.
+    pub fingerprints: Vec<[u8; 32]>,
+    /// Each resource's package, cleaned path and index, as kpt's
+    /// `enforcePathInvariants` compares them.
+    pub keys: Vec<[String; 3]>,
+    /// Whether the resources carry kpt's internal path/index/id
+    /// annotations, and the legacy ones.
+    pub format: (bool, bool),
+}
+
+/// The encoding of `facts`.
+pub fn encode_facts(facts: &BlockFacts, root: &Root) -> Vec<u8> {
+    let mut e = Encoder::new(root, FACTS_MAGIC);
+    e.varint(facts.fingerprints.len() as u64);
+    for (fingerprint, key) in facts.fingerprints.iter().zip(&facts.keys) {
+        e.out.extend_from_slice(fingerprint);
+        key.iter().for_each(|s| e.string(s));
+    }
+    e.out
+        .extend([u8::from(facts.format.0), u8::from(facts.format.1)]);
+    e.out
+}
+
+/// The facts `bytes` encode.
+pub fn decode_facts(bytes: &[u8], root: &Root) -> Option<BlockFacts> {
+    let mut d = Decoder::new(bytes, root, FACTS_MAGIC)?;
+    let count = d.count()?;
+    let mut facts = BlockFacts::default();
+    for _ in 0..count {
+        facts.fingerprints.push(d.take(32)?.try_into().ok()?);
+        facts.keys.push([d.string()?, d.string()?, d.string()?]);
+    }
+    let format = (d.byte()? == 1, d.byte()? == 1);
+    d.end()?;
+    facts.format = format;
+    Some(facts)
+}
+
+/// The encoding of a list of files: root-relative paths and digests.
+pub fn encode_files(files: &[(String, [u8; 32])]) -> Vec<u8> {
+    let mut e = Encoder::new(&NO_ROOT, FILES_MAGIC);
+    e.varint(files.len() as u64);
+    for (path, digest) in files {
+        e.raw(path.as_bytes());
+        e.out.extend_from_slice(digest);
+    }
+    e.out
+}
+
+/// The files `bytes` encode.
+pub fn decode_files(bytes: &[u8]) -> Option<Vec<(String, [u8; 32])>> {
+    let mut d = Decoder::new(bytes, &NO_ROOT, FILES_MAGIC)?;
+    let files = (0..d.count()?)
+        .map(|_| {
+            let len = usize::try_from(d.varint()?).ok()?;
+            let path = d.text(len)?.to_string();
+            Some((path, d.take(32)?.try_into().ok()?))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    d.end()?;
+    Some(files)
 }
 
 struct Decoder<'a> {

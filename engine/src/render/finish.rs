@@ -5,18 +5,20 @@
 //! computed, and every write and deletion checked, before anything is
 //! written.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use super::blocks;
 use super::hydrate::Hydrator;
 use super::shortcut::Change;
+use super::stepcache::{Part, StepCache};
 use super::{Output, RenderError, RenderOptions};
 use crate::fnruntime::results::result_list_node;
 use crate::fnruntime::RunContext;
 use crate::fsutil::{self, FileChange};
 use crate::kptfile::validate::clean_path;
 use crate::krm;
-use crate::kyaml::{byteio, kioutil, pkgio, rnode};
+use crate::kyaml::{byteio, gopath, kioutil, pkgio, rnode};
 use crate::yaml::Node;
 
 /// Writes the rendered `resources` as `options.output` asks; in place,
@@ -32,6 +34,64 @@ pub fn finish(
     attribute(&mut resources);
     let output = &options.output;
     write_output(resources, output, root_dir, &hydrator.input_files, existing)
+}
+
+/// [`finish`] in place with a step cache, of the root's output in parts:
+/// a block whose files the tree holds as they would be written is not
+/// decoded ([`blocks::to_write`]), and the files of the blocks decoded
+/// are recorded for the next render ([`blocks::learn_files`]).
+pub(super) fn finish_in_place(
+    parts: Vec<Part>,
+    hydrator: &Hydrator,
+    root_dir: &Path,
+    existing: &pkgio::Existing,
+    cache: &StepCache,
+) -> Result<Written, RenderError> {
+    let root = root_dir.to_string_lossy().into_owned();
+    let to_write = blocks::to_write(cache, parts, |r| {
+        rel_path(r, &root).ok().map(|p| gopath::clean(&p))
+    })
+    .ok_or_else(|| {
+        RenderError::Message(
+            "a record in the cache does not decode; `krmgraph cache clear` empties the cache"
+                .into(),
+        )
+    })?;
+    let blocks::ToWrite {
+        mut nodes,
+        files,
+        kept,
+        decoded,
+    } = to_write;
+    if existing.check {
+        check_kept_files(cache, &kept, &files, root_dir)?;
+    }
+    adjust_rel_paths(&mut nodes, root_dir)?;
+    attribute(&mut nodes);
+    let paths = match decoded.is_empty() {
+        true => Vec::new(),
+        false => crate::par::map(&nodes, |r| gopath::clean(&krm::path_of(r))),
+    };
+    let written = write_output_unclassified(
+        nodes,
+        files,
+        &Output::InPlace,
+        root_dir,
+        &hydrator.input_files,
+        Some(existing),
+    )
+    .map_err(|e| classify(e, &Output::InPlace))?;
+    if let Some(changes) = &written.files {
+        let by_path: HashMap<&str, &[u8]> = changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Write(path, bytes) => Some((path.as_str(), bytes.as_slice())),
+                Change::Delete(_) => None,
+            })
+            .collect();
+        blocks::learn_files(cache, &decoded, &paths, &by_path);
+    }
+    Ok(written)
 }
 
 /// What [`write_output`] wrote.
@@ -76,21 +136,64 @@ pub(crate) fn write_output(
     input_files: &BTreeSet<String>,
     existing: Option<&pkgio::Existing>,
 ) -> Result<Written, RenderError> {
-    write_output_unclassified(resources, output, root_dir, input_files, existing).map_err(|e| {
-        let message = match e {
-            RenderError::Delete(m) => return RenderError::Delete(m),
-            RenderError::Message(m) => m,
-            other => other.to_string(),
-        };
-        match output {
-            Output::InPlace => RenderError::Save(message),
-            _ => RenderError::Output(message),
-        }
-    })
+    write_output_unclassified(
+        resources,
+        Vec::new(),
+        output,
+        root_dir,
+        input_files,
+        existing,
+    )
+    .map_err(|e| classify(e, output))
 }
 
+/// `KRMGRAPH_CHECK_DIRECT`: the `files` of the `kept` blocks are what
+/// their resources are written as.
+fn check_kept_files(
+    cache: &StepCache,
+    kept: &[std::sync::Arc<super::stepcache::Block>],
+    files: &[(String, Vec<u8>)],
+    root_dir: &Path,
+) -> Result<(), RenderError> {
+    let mut nodes = Vec::new();
+    for block in kept {
+        nodes.extend(
+            cache
+                .decode(block)
+                .expect("KRMGRAPH_CHECK_DIRECT: a kept block does not decode"),
+        );
+    }
+    adjust_rel_paths(&mut nodes, root_dir)?;
+    attribute(&mut nodes);
+    let written = pkgio::render_files(nodes, &writer_options(root_dir), None)
+        .expect("KRMGRAPH_CHECK_DIRECT: a kept block's files do not render");
+    let kept_files: pkgio::RenderedFiles = files.iter().cloned().collect();
+    assert!(
+        written == kept_files,
+        "KRMGRAPH_CHECK_DIRECT: the files of blocks kept on disk differ from their rendering: {:?}",
+        written.keys().collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+/// A failure to write `output`, as kpt words it.
+fn classify(e: RenderError, output: &Output) -> RenderError {
+    let message = match e {
+        RenderError::Delete(m) => return RenderError::Delete(m),
+        RenderError::Message(m) => m,
+        other => other.to_string(),
+    };
+    match output {
+        Output::InPlace => RenderError::Save(message),
+        _ => RenderError::Output(message),
+    }
+}
+
+/// [`write_output`], in place also writing `known` files (root-relative
+/// paths and bytes no resource of `resources` goes to).
 fn write_output_unclassified(
     resources: Vec<Node>,
+    known: Vec<(String, Vec<u8>)>,
     output: &Output,
     root_dir: &Path,
     input_files: &BTreeSet<String>,
@@ -102,8 +205,9 @@ fn write_output_unclassified(
     };
     match output {
         Output::InPlace => {
-            let files = pkgio::render_files(resources, &writer_options(root_dir), existing)
+            let mut files = pkgio::render_files(resources, &writer_options(root_dir), existing)
                 .map_err(|e| RenderError::Message(e.to_string()))?;
+            files.extend(known);
             // The files are keyed by each resource's cleaned path (every
             // resource has one here: `adjust_rel_paths` set them all).
             let output_files: BTreeSet<String> = files.keys().cloned().collect();
@@ -249,6 +353,16 @@ fn adjust_rel_paths(resources: &mut [Node], root_dir: &Path) -> Result<(), Rende
 }
 
 fn adjust_rel_path(r: &mut Node, root: &str) -> Result<(), RenderError> {
+    let new_path = rel_path(r, root)?;
+    krm::set_annotation(r, kioutil::PATH_ANNOTATION, &new_path);
+    krm::set_annotation(r, kioutil::LEGACY_PATH_ANNOTATION, &new_path);
+    krm::clear_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION);
+    Ok(())
+}
+
+/// The path, relative to the root at `root`, that `adjust_rel_path`
+/// gives `r`.
+fn rel_path(r: &Node, root: &str) -> Result<String, RenderError> {
     let pkg_path = krm::annotation(r, kioutil::PACKAGE_PATH_ANNOTATION).unwrap_or_default();
     let path = krm::path_of(r);
     let Some(rel_pkg) = pkg_path.strip_prefix(root) else {
@@ -259,11 +373,7 @@ fn adjust_rel_path(r: &mut Node, root: &str) -> Result<(), RenderError> {
         )));
     };
     let joined = format!(".{}/{}", rel_pkg, clean_path(&path));
-    let new_path = clean_path(&joined);
-    krm::set_annotation(r, kioutil::PATH_ANNOTATION, &new_path);
-    krm::set_annotation(r, kioutil::LEGACY_PATH_ANNOTATION, &new_path);
-    krm::clear_annotation(r, kioutil::PACKAGE_PATH_ANNOTATION);
-    Ok(())
+    Ok(clean_path(&joined))
 }
 
 const CNRM_ANNOTATION: &str = "cnrm.cloud.google.com/blueprint";

@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 use krmgraph_cache::Digest;
 use rayon::prelude::*;
 
+use super::blocks;
 use super::codec::Log;
-use super::stepcache::{Blob, Resources, Role, StepCache, SubtreeRun};
+use super::stepcache::{push_part, Blob, Part, Resources, Role, StepCache, SubtreeRun};
 use super::RenderError;
 use crate::event::{CacheEvent, Event, RecordingReporter, Reporter};
 use crate::fnruntime::select::{merge_with_input, select, set_resource_ids};
@@ -72,13 +73,40 @@ impl<'a> Hydrator<'a> {
         }
     }
 
-    /// Renders `pkg` and everything below it; returns its output resources.
-    pub fn hydrate(
+    /// Renders `pkg` and everything below it; returns its output resources
+    /// in parts.
+    pub(super) fn hydrate(
         &mut self,
         pkg: &Package,
         ctx: &mut RunContext,
-    ) -> Result<Vec<Node>, RenderError> {
-        Ok(self.hydrate_subtree(pkg, ctx)?.nodes)
+    ) -> Result<Vec<Part>, RenderError> {
+        Ok(self.hydrate_subtree(pkg, ctx)?.parts)
+    }
+
+    /// The resources `parts` hold, as nodes.
+    pub(super) fn nodes_of(&self, mut parts: Vec<Part>) -> Result<Vec<Node>, RenderError> {
+        if let [Part::Nodes(nodes) | Part::Decoded(_, nodes)] = parts.as_mut_slice() {
+            return Ok(std::mem::take(nodes));
+        }
+        // Blocks decode at once, as replayed subtrees did when they were
+        // decoded where they were replayed.
+        let decoded: Vec<Result<Vec<Node>, RenderError>> = parts
+            .into_par_iter()
+            .map(|part| match part {
+                Part::Nodes(nodes) | Part::Decoded(_, nodes) => Ok(nodes),
+                Part::Block(block) => self.cache.and_then(|c| c.decode(&block)).ok_or_else(|| {
+                    RenderError::Message(format!(
+                        "the cache's record {} does not decode; `krmgraph cache clear` empties the cache",
+                        block.digest()
+                    ))
+                }),
+            })
+            .collect();
+        let mut nodes = Vec::new();
+        for part in decoded {
+            nodes.extend(part?);
+        }
+        Ok(nodes)
     }
 
     /// [`Hydrator::hydrate`] through the subtree shortcut: a recorded
@@ -163,16 +191,16 @@ impl<'a> Hydrator<'a> {
         }
         let local = self.local_resources(pkg)?;
         let local_blob = self.cache.and_then(|c| c.digest_of(&local));
-        rendered.push(Resources {
-            nodes: local,
-            blob: local_blob,
-        });
+        rendered.push(Resources::of_nodes(local, local_blob));
         let digest = rendered
             .iter()
             .map(|r| r.blob.map(|b| b.digest()))
             .collect::<Option<Vec<_>>>()
             .map(|parts| StepCache::combine(&parts));
-        let input = rendered.into_iter().flat_map(|r| r.nodes).collect();
+        let mut input = Vec::new();
+        for part in rendered.into_iter().flat_map(|r| r.parts) {
+            push_part(&mut input, part);
+        }
         self.pipeline(pkg, input, digest, ctx)
     }
 
@@ -313,7 +341,8 @@ impl<'a> Hydrator<'a> {
             .cache
             .and_then(|c| c.digest_of(&input))
             .map(|b| b.digest());
-        Ok(self.pipeline(pkg, input, digest, ctx)?.nodes)
+        let output = self.pipeline(pkg, vec![Part::Nodes(input)], digest, ctx)?;
+        self.nodes_of(output.parts)
     }
 
     /// [`Hydrator::run_pipeline`] on an input whose digest is known (when
@@ -321,7 +350,7 @@ impl<'a> Hydrator<'a> {
     fn pipeline(
         &mut self,
         pkg: &Package,
-        input: Vec<Node>,
+        input: Vec<Part>,
         digest: Option<Digest>,
         ctx: &mut RunContext,
     ) -> Result<Resources, RenderError> {
@@ -330,13 +359,18 @@ impl<'a> Hydrator<'a> {
         });
         let pipeline = &pkg.kptfile.pipeline;
         if pipeline.is_empty() {
-            crate::krm::check_all_krm(&input).map_err(|e| {
-                RenderError::Message(format!(
-                    "input resource list must contain only KRM resources: {e}"
-                ))
-            })?;
+            // A block's resources are a record's, which were checked.
+            for part in &input {
+                if let Part::Nodes(nodes) = part {
+                    crate::krm::check_all_krm(nodes).map_err(|e| {
+                        RenderError::Message(format!(
+                            "input resource list must contain only KRM resources: {e}"
+                        ))
+                    })?;
+                }
+            }
             return Ok(Resources {
-                nodes: input,
+                parts: input,
                 blob: None,
             });
         }
@@ -344,17 +378,21 @@ impl<'a> Hydrator<'a> {
         if let Some(cache) = self.cache {
             cache.memos_loaded();
         }
-        let (output, blob) = self.run_mutators(pkg, input, digest, ctx)?;
+        let (mut output, blob) = self.run_mutators(pkg, input, digest, ctx)?;
         // Validators see the mutators' output: without mutators, the input.
         let digest = if pipeline.mutators.is_empty() {
             digest
         } else {
             blob.map(|b| b.digest())
         };
-        self.run_validators(pkg, &output, digest, ctx)?;
+        if !pipeline.validators.is_empty() {
+            let nodes = self.nodes_of(output)?;
+            self.run_validators(pkg, &nodes, digest, ctx)?;
+            output = vec![Part::Nodes(nodes)];
+        }
         ctx.reporter.report(&Event::PackageFinished);
         Ok(Resources {
-            nodes: output,
+            parts: output,
             blob,
         })
     }
@@ -364,10 +402,10 @@ impl<'a> Hydrator<'a> {
     fn run_mutators(
         &mut self,
         pkg: &Package,
-        mut input: Vec<Node>,
+        mut input: Vec<Part>,
         mut digest: Option<Digest>,
         ctx: &mut RunContext,
-    ) -> Result<(Vec<Node>, Option<Blob>), RenderError> {
+    ) -> Result<(Vec<Part>, Option<Blob>), RenderError> {
         let functions = &pkg.kptfile.pipeline.mutators;
         // kpt builds every runner before the first one runs.
         let runners = functions
@@ -384,7 +422,7 @@ impl<'a> Hydrator<'a> {
                 runner,
             };
             let (output, out_blob) = self.step(&step, digest, ctx, |h, ctx| {
-                h.run_mutator(pkg, f, runner, input, ctx).map(Some)
+                h.run_mutator(&step, input, ctx).map(Some)
             })?;
             input = output.unwrap_or_default();
             blob = out_blob;
@@ -393,9 +431,43 @@ impl<'a> Hydrator<'a> {
         Ok((input, blob))
     }
 
+    /// One mutator on `input` in parts: with its blocks kept as they are
+    /// when their facts allow ([`blocks`]), else on the decoded list.
+    fn run_mutator(
+        &mut self,
+        step: &Step,
+        input: Vec<Part>,
+        ctx: &mut RunContext,
+    ) -> Result<Vec<Part>, RenderError> {
+        let (pkg, f, runner) = (step.pkg, step.f, step.runner);
+        let Some(cache) = self.cache else {
+            let input = self.nodes_of(input)?;
+            return Ok(vec![Part::Nodes(
+                self.run_mutator_on_nodes(pkg, f, runner, input, ctx)?,
+            )]);
+        };
+        if input.iter().any(|p| p.block().is_some()) {
+            if let Some(output) = blocks::run_known(cache, f, runner, &input, ctx) {
+                self.executed += 1;
+                let passed = input.iter().filter_map(Part::block);
+                ctx.reporter.report(&Event::Cache(CacheEvent::BlocksPassed {
+                    package: pkg.display_path.clone(),
+                    index: step.index,
+                    blocks: passed.clone().count(),
+                    resources: passed.map(|b| b.count()).sum(),
+                }));
+                return Ok(output);
+            }
+        }
+        let layout = blocks::layout(&input);
+        let input = self.nodes_of(input)?;
+        let output = self.run_mutator_on_nodes(pkg, f, runner, input, ctx)?;
+        Ok(blocks::settle(cache, f, runner, &layout, output))
+    }
+
     /// One mutator: its functionConfig, selection, the call, and merging
     /// its output back.
-    fn run_mutator(
+    fn run_mutator_on_nodes(
         &mut self,
         pkg: &Package,
         f: &Function,
@@ -471,8 +543,8 @@ impl<'a> Hydrator<'a> {
         step: &Step,
         input: Option<Digest>,
         ctx: &mut RunContext,
-        run: impl FnOnce(&mut Self, &mut RunContext) -> Result<Option<Vec<Node>>, RenderError>,
-    ) -> Result<(Option<Vec<Node>>, Option<Blob>), RenderError> {
+        run: impl FnOnce(&mut Self, &mut RunContext) -> Result<Option<Vec<Part>>, RenderError>,
+    ) -> Result<(Option<Vec<Part>>, Option<Blob>), RenderError> {
         let Some(cache) = self.cache else {
             return Ok((run(self, ctx)?, None));
         };
@@ -482,7 +554,7 @@ impl<'a> Hydrator<'a> {
             self.replay(&hit.log, ctx);
             self.executed += 1;
             return Ok(match hit.output {
-                Some(r) => (Some(r.nodes), r.blob),
+                Some(r) => (Some(r.parts), r.blob),
                 None => (None, None),
             });
         }
@@ -507,7 +579,7 @@ fn digested(cache: &StepCache, resources: Resources) -> Resources {
     match resources.blob {
         Some(_) => resources,
         None => Resources {
-            blob: cache.digest_of(&resources.nodes),
+            blob: cache.digest_of_parts(&resources.parts),
             ..resources
         },
     }

@@ -15,6 +15,7 @@
 //! records, and what runs is recorded.
 
 mod bfs;
+mod blocks;
 pub mod codec;
 pub(crate) mod finish;
 pub mod graph;
@@ -253,7 +254,9 @@ pub fn render(
     );
     let hydrate = |hydrator: &mut hydrate::Hydrator, ctx: &mut RunContext| match order {
         Order::DepthFirst => hydrator.hydrate(&root_pkg, ctx),
-        Order::BreadthFirst => hydrator.hydrate_bfs(root_pkg.clone(), ctx),
+        Order::BreadthFirst => hydrator
+            .hydrate_bfs(root_pkg.clone(), ctx)
+            .map(|nodes| vec![stepcache::Part::Nodes(nodes)]),
     };
     let pool = (options.jobs > 1)
         .then(|| {
@@ -281,8 +284,8 @@ pub fn render(
         }
     };
     let save = |ctx: &RunContext| finish::save_results(options.results_dir.as_deref(), ctx);
-    let resources = match hydrated {
-        Ok(resources) => resources,
+    let parts = match hydrated {
+        Ok(parts) => parts,
         Err(error) => {
             close_cache(&mut ctx);
             let results_file = save(&ctx)?;
@@ -306,13 +309,23 @@ pub fn render(
     // kpt saves results after writing in place (and not at all when the
     // write fails), but before writing other outputs.
     let (written, results_file) = if options.output == Output::InPlace {
-        let written = finish::finish(resources, &hydrator, &root_dir, options, existing);
+        let written = match (&cache, existing) {
+            (Some(cache), Some(existing)) => {
+                finish::finish_in_place(parts, &hydrator, &root_dir, existing, cache)
+            }
+            _ => hydrator.nodes_of(parts).and_then(|resources| {
+                finish::finish(resources, &hydrator, &root_dir, options, existing)
+            }),
+        };
         close_cache(&mut ctx);
         (written?, save(&ctx)?)
     } else {
         close_cache(&mut ctx);
         let results_file = save(&ctx)?;
-        match finish::finish(resources, &hydrator, &root_dir, options, None) {
+        let written = hydrator
+            .nodes_of(parts)
+            .and_then(|resources| finish::finish(resources, &hydrator, &root_dir, options, None));
+        match written {
             Ok(written) => (written, results_file),
             Err(error) => {
                 return Err(RenderFailure {

@@ -10,6 +10,8 @@
 //!
 //! - the render changed files in it but added or removed none (the record
 //!   lists the files its resources came from);
+//! - it changed no Kptfile (a function that rewrites a pipeline makes
+//!   another pipeline, whose log is not the record's);
 //! - no file in it holds a comment kpt moves on every render
 //!   (`render::unsettled`): such a subtree is no fixed point.
 //!
@@ -99,12 +101,16 @@ fn package_dirs(tree: &Snapshot) -> Vec<String> {
 }
 
 /// Whether the render changed files of the subtree at `rel` (not the
-/// root) and added or removed none.
+/// root), but no Kptfile, and added or removed none.
 fn rewritten(before: &Snapshot, after: &Snapshot, rel: &str) -> bool {
     let prefix = format!("{rel}/");
     let (was, now) = (under(before, &prefix), under(after, &prefix));
     let same_files = was.len() == now.len() && was.iter().zip(&now).all(|(a, b)| a.0 == b.0);
-    same_files && was.iter().zip(&now).any(|(a, b)| a.1 != b.1)
+    let same_kptfiles = was
+        .iter()
+        .zip(&now)
+        .all(|(a, b)| !is_kptfile(a.0) || a.1 == b.1);
+    same_files && same_kptfiles && was.iter().zip(&now).any(|(a, b)| a.1 != b.1)
 }
 
 /// The files of `tree` in the subtrees at `dirs` that may hold a comment
@@ -171,6 +177,8 @@ mod tests {
             ("c/cm.yaml", "c:    1\n"),
             ("d/Kptfile", "k"),
             ("d/cm.yaml", "d:    1\n"),
+            ("e/Kptfile", "exec: s/MARK/marked/"),
+            ("e/cm.yaml", "e:    1\n"),
         ]);
         let after = tree(&[
             ("Kptfile", "k"),
@@ -187,8 +195,11 @@ mod tests {
             // Rewritten, and a file added.
             ("d/cm.yaml", "d: 1\n"),
             ("d/more.yaml", "e: 1\n"),
+            // Rewritten, its Kptfile too.
+            ("e/Kptfile", "exec: s/marked/marked/"),
+            ("e/cm.yaml", "e: 1\n"),
         ]);
-        let dirs: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+        let dirs: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
         let rewritten_at: Vec<&String> = dirs
             .iter()
             .filter(|d| rewritten(&before, &after, d))
@@ -199,6 +210,6 @@ mod tests {
         assert!(!holds_any(&unsettled, "a"));
         assert!(holds_any(&unsettled, "c"));
         assert!(unsettled_under(&after, &["a".to_string()]).is_empty());
-        assert_eq!(package_dirs(&after), ["", "a", "b", "c", "d"]);
+        assert_eq!(package_dirs(&after), ["", "a", "b", "c", "d", "e"]);
     }
 }

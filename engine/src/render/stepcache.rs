@@ -42,6 +42,7 @@
 //! step whose fresh output differs from the output recorded under its key is
 //! noted (`StepCache::take_mismatch`), naming the function.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -68,6 +69,10 @@ const KEY_SCHEMA: &str = "krmgraph step cache v2";
 /// large to keep in the record itself.
 const NODES: &str = "nodes";
 const LOG: &str = "log";
+/// What a mutator is known to do to a block ([`super::blocks`]).
+const FACTS: &str = "facts";
+/// The files a block is written to at the root ([`super::blocks`]).
+const FILES: &str = "files";
 
 /// Logs up to this size live in the record's meta bytes, not in a blob of
 /// their own: a blob is a file to create, and most logs are a few events.
@@ -105,10 +110,84 @@ pub(super) enum Role {
 
 /// Resources with the digest of their encoding, when known.
 pub(super) struct Resources {
-    /// The resources.
-    pub nodes: Vec<Node>,
+    /// The resources, in parts.
+    pub parts: Vec<Part>,
     /// blake3 of their [`codec`] encoding, and whether the store holds it.
     pub blob: Option<Blob>,
+}
+
+impl Resources {
+    /// Resources held as nodes.
+    pub fn of_nodes(nodes: Vec<Node>, blob: Option<Blob>) -> Resources {
+        Resources {
+            parts: vec![Part::Nodes(nodes)],
+            blob,
+        }
+    }
+}
+
+/// A run of resources in a list: nodes, or a record's encoding of them.
+pub(super) enum Part {
+    Nodes(Vec<Node>),
+    Block(Arc<Block>),
+    /// A block with its nodes at hand too: a step that ran on it decoded
+    /// gave it back as it was.
+    Decoded(Arc<Block>, Vec<Node>),
+}
+
+impl Part {
+    /// How many resources it holds.
+    pub fn len(&self) -> usize {
+        match self {
+            Part::Nodes(nodes) => nodes.len(),
+            Part::Block(block) | Part::Decoded(block, _) => block.count,
+        }
+    }
+
+    /// Its block, if it is one.
+    pub fn block(&self) -> Option<&Arc<Block>> {
+        match self {
+            Part::Nodes(_) => None,
+            Part::Block(block) | Part::Decoded(block, _) => Some(block),
+        }
+    }
+}
+
+/// Appends `part` to `parts`, joining it to a part of nodes before it.
+pub(super) fn push_part(parts: &mut Vec<Part>, part: Part) {
+    match (parts.last_mut(), part) {
+        (Some(Part::Nodes(last)), Part::Nodes(nodes)) => last.extend(nodes),
+        (_, part) => parts.push(part),
+    }
+}
+
+/// Resources a record holds, kept as their encoding until something needs
+/// their nodes: most of what a render after an edit replays passes through
+/// every pipeline above it unchanged ([`super::blocks`]).
+pub(super) struct Block {
+    /// The blob: the encoding of the resources.
+    bytes: Vec<u8>,
+    /// Where the nodes start in `bytes`.
+    body: usize,
+    count: usize,
+    digest: Digest,
+}
+
+impl Block {
+    /// The digest of the encoding.
+    pub fn digest(&self) -> Digest {
+        self.digest
+    }
+
+    /// How many resources it holds.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The encoding of the nodes, without the header.
+    pub fn body(&self) -> &[u8] {
+        &self.bytes[self.body..]
+    }
 }
 
 /// The encoding of some resources, by digest.
@@ -318,6 +397,115 @@ impl<'a> StepCache<'a> {
         })
     }
 
+    /// The digest of the encoding of the resources `parts` hold (not
+    /// stored).
+    pub fn digest_of_parts(&self, parts: &[Part]) -> Option<Blob> {
+        Some(unstored(&self.encoding(parts)?))
+    }
+
+    /// The encoding of the resources `parts` hold.
+    pub fn encode_parts(&self, parts: &[Part]) -> Option<Vec<u8>> {
+        Some(self.encoding(parts)?.concat())
+    }
+
+    /// [`StepCache::encode_parts`] in pieces: a block's nodes are its
+    /// bytes as they are, not copied.
+    fn encoding<'p>(&self, parts: &'p [Part]) -> Option<Vec<Cow<'p, [u8]>>> {
+        let count = parts.iter().map(Part::len).sum();
+        let mut pieces = vec![Cow::Owned(codec::nodes_header(count))];
+        for part in parts {
+            pieces.push(match part {
+                Part::Nodes(nodes) => Cow::Owned(codec::encode_nodes_body(nodes, &self.root)?),
+                Part::Block(block) | Part::Decoded(block, _) => Cow::Borrowed(block.body()),
+            });
+        }
+        Some(pieces)
+    }
+
+    /// The encoding of `nodes` without its header.
+    pub fn encode_body(&self, nodes: &[Node]) -> Option<Vec<u8>> {
+        codec::encode_nodes_body(nodes, &self.root)
+    }
+
+    /// The resources `block` holds, as nodes; `None` when its bytes do not
+    /// decode.
+    pub fn decode(&self, block: &Block) -> Option<Vec<Node>> {
+        codec::decode_nodes(&block.bytes, &self.root)
+    }
+
+    /// The key of what step (mutator `f`, built as `runner`) is known to
+    /// do to the resources of the block whose digest is `block`.
+    pub fn facts_key(
+        &self,
+        f: &Function,
+        runner: &FunctionRunner,
+        block: &Digest,
+    ) -> Option<Digest> {
+        let mut h = Hasher::default();
+        h.field(b"block facts");
+        // The facts name memo entries, whose texts hold absolute paths
+        // (package-path annotations): they are the checkout's own.
+        h.field(self.root_dir.to_string_lossy().as_bytes());
+        h.field(block.as_bytes());
+        let input = Digest::from(h.0.finalize());
+        self.step_key(Role::Mutator, f, runner, &input)
+    }
+
+    /// The facts recorded under `key`.
+    pub fn lookup_facts(&self, key: &Digest) -> Option<codec::BlockFacts> {
+        let hit = self.lookup(key)?;
+        let decoded =
+            output(&hit, FACTS).and_then(|(_, bytes)| codec::decode_facts(bytes, &self.root));
+        self.discard_unless(key, decoded)
+    }
+
+    /// The key of the files the resources of the block whose digest is
+    /// `block` are written to in place, at the root of a render.
+    pub fn files_key(&self, block: &Digest) -> Digest {
+        let mut h = Hasher::default();
+        h.field(b"block files");
+        h.field(self.base.as_bytes());
+        let attribution = std::env::var_os("KPT_DISABLE_ATTRIBUTION").is_none();
+        h.field(&[u8::from(attribution)]);
+        h.field(block.as_bytes());
+        Digest::from(h.0.finalize())
+    }
+
+    /// The files recorded under `key`: root-relative paths and the blake3
+    /// of their bytes.
+    pub fn lookup_files(&self, key: &Digest) -> Option<Vec<(String, [u8; 32])>> {
+        let hit = self.lookup(key)?;
+        let decoded = output(&hit, FILES).and_then(|(_, bytes)| codec::decode_files(bytes));
+        self.discard_unless(key, decoded)
+    }
+
+    /// Records `files` (as [`StepCache::lookup_files`] gives them) under
+    /// `key`.
+    pub fn record_files(&self, key: &Digest, files: &[(String, [u8; 32])]) {
+        if !self.enabled() {
+            return;
+        }
+        let bytes = codec::encode_files(files);
+        if let Some(blob) = self.blob_ref(FILES, &bytes) {
+            self.on(self
+                .store
+                .put_step(key, &StepRecord::new(vec![blob], Vec::new())));
+        }
+    }
+
+    /// Records `facts` under `key`.
+    pub fn record_facts(&self, key: &Digest, facts: &codec::BlockFacts) {
+        if !self.enabled() {
+            return;
+        }
+        let bytes = codec::encode_facts(facts, &self.root);
+        if let Some(blob) = self.blob_ref(FACTS, &bytes) {
+            self.on(self
+                .store
+                .put_step(key, &StepRecord::new(vec![blob], Vec::new())));
+        }
+    }
+
     /// The input digest of a package's first step: its subpackages' output
     /// digests, then its own resources'.
     pub fn combine(parts: &[Digest]) -> Digest {
@@ -371,11 +559,11 @@ impl<'a> StepCache<'a> {
     /// The record of step `key`, if the store has a usable one (never with
     /// `verify`).
     pub fn lookup_step(&self, key: &Digest, role: Role) -> Option<StepHit> {
-        let hit = self.lookup(key)?;
+        let mut hit = self.lookup(key)?;
         let decoded = (|| {
             let output = match role {
                 Role::Validator => None,
-                Role::Mutator => Some(self.resources(output(&hit, NODES)?)?),
+                Role::Mutator => Some(self.resources(&mut hit, NODES)?),
             };
             let log = self.log(&hit, &hit.record.meta)?;
             Some(StepHit { output, log })
@@ -421,9 +609,20 @@ impl<'a> StepCache<'a> {
         Some((vec![1], Some(self.blob_ref(LOG, &bytes)?)))
     }
 
-    fn resources(&self, (blob, bytes): (&BlobRef, &[u8])) -> Option<Resources> {
+    /// The resources of a record's output, as a block.
+    fn resources(&self, hit: &mut krmgraph_cache::Hit, name: &str) -> Option<Resources> {
+        let i = hit.record.outputs.iter().position(|o| o.name == name)?;
+        let blob = &hit.record.outputs[i];
+        let bytes = std::mem::take(hit.outputs.get_mut(i)?);
+        let (count, body) = codec::nodes_body(&bytes)?;
+        let block = Block {
+            bytes,
+            body,
+            count,
+            digest: blob.digest,
+        };
         Some(Resources {
-            nodes: codec::decode_nodes(bytes, &self.root)?,
+            parts: vec![Part::Block(Arc::new(block))],
             blob: Some(Blob {
                 digest: blob.digest,
                 size: blob.size,
@@ -437,31 +636,28 @@ impl<'a> StepCache<'a> {
     pub fn record_step(
         &self,
         key: Option<&Digest>,
-        output: Option<&[Node]>,
+        output: Option<&[Part]>,
         log: &Log,
         label: impl FnOnce() -> String,
     ) -> Option<Blob> {
         let nodes = match output {
-            Some(nodes) => Some(codec::encode_nodes(nodes, &self.root)?),
+            Some(parts) => Some(self.encoding(parts)?),
             None => None,
         };
-        let unstored = |bytes: &Vec<u8>| Blob {
-            digest: Digest::of(bytes),
-            size: bytes.len() as u64,
-            stored: false,
-        };
         let Some(key) = key.filter(|_| self.enabled()) else {
-            return nodes.as_ref().map(unstored);
+            return nodes.as_deref().map(unstored);
         };
         // The store names the blob by its digest: the output is hashed once.
-        let nodes_ref = nodes.as_ref().map(|bytes| self.blob_ref(NODES, bytes));
+        let nodes_ref = nodes
+            .as_deref()
+            .map(|pieces| self.blob_ref_parts(NODES, pieces));
         let mut blob = match (&nodes, &nodes_ref) {
             (Some(_), Some(Some(stored))) => Some(Blob {
                 digest: stored.digest,
                 size: stored.size,
                 stored: false,
             }),
-            (Some(bytes), _) => Some(unstored(bytes)),
+            (Some(pieces), _) => Some(unstored(pieces)),
             (None, _) => None,
         };
         if self.verify {
@@ -539,14 +735,16 @@ impl<'a> StepCache<'a> {
     /// The record of subtree `key`, if the store has a usable one (never
     /// with `verify`).
     pub fn lookup_subtree(&self, key: &Digest) -> Option<SubtreeHit> {
-        let hit = self.lookup(key)?;
+        let mut hit = self.lookup(key)?;
         let decoded = (|| {
-            let (counts, meta) = hit.record.meta.split_at_checked(16)?;
+            let record_meta = hit.record.meta.clone();
+            let (counts, meta) = record_meta.split_at_checked(16)?;
             let count =
                 |bytes: &[u8]| usize::try_from(u64::from_le_bytes(bytes.try_into().ok()?)).ok();
+            let log = self.log(&hit, meta)?;
             Some(SubtreeHit {
-                output: self.resources(output(&hit, NODES)?)?,
-                log: self.log(&hit, meta)?,
+                output: self.resources(&mut hit, NODES)?,
+                log,
                 executed: count(&counts[..8])?,
                 packages: count(&counts[8..])?,
             })
@@ -569,8 +767,8 @@ impl<'a> StepCache<'a> {
                     size: blob.size,
                 },
                 _ => {
-                    let bytes = codec::encode_nodes(&run.output.nodes, &self.root)?;
-                    self.blob_ref(NODES, &bytes)?
+                    let pieces = self.encoding(&run.output.parts)?;
+                    self.blob_ref_parts(NODES, &pieces)?
                 }
             };
             let (log_meta, log_blob) = self.place_log(&run.log)?;
@@ -589,6 +787,15 @@ impl<'a> StepCache<'a> {
         let (record, blob) = record?;
         self.on(self.store.put_step(key, &record))?;
         Some(blob)
+    }
+
+    fn blob_ref_parts(&self, name: &str, pieces: &[Cow<[u8]>]) -> Option<BlobRef> {
+        let pieces: Vec<&[u8]> = pieces.iter().map(|p| p.as_ref()).collect();
+        Some(BlobRef {
+            name: name.into(),
+            digest: self.on(self.store.put_blob_parts(&pieces))?,
+            size: pieces.iter().map(|p| p.len() as u64).sum(),
+        })
     }
 
     fn blob_ref(&self, name: &str, bytes: &[u8]) -> Option<BlobRef> {
@@ -694,6 +901,19 @@ fn load_item_memo(store: &dyn Store) -> usize {
 impl Drop for StepCache<'_> {
     fn drop(&mut self) {
         self.memos_loaded();
+    }
+}
+
+/// The blob of an encoding in `pieces`, not stored.
+fn unstored(pieces: &[Cow<[u8]>]) -> Blob {
+    let mut hasher = blake3::Hasher::new();
+    for piece in pieces {
+        hasher.update(piece);
+    }
+    Blob {
+        digest: Digest::from(hasher.finalize()),
+        size: pieces.iter().map(|p| p.len() as u64).sum(),
+        stored: false,
     }
 }
 

@@ -1,0 +1,389 @@
+//! Blocks: the resources of a replayed record, passed up the tree as the
+//! record's bytes, not decoded, through the pipelines that give them back
+//! unchanged.
+//!
+//! After an edit, a package's pipeline sees its subpackages' outputs, most
+//! of them replayed, and its function (often an identity, a validator
+//! that echoes, or a mutator that finds nothing left to change) gives them
+//! back as they were. Decoding them, writing them into the function's
+//! ResourceList, restoring the echo and encoding the output again is most
+//! of such a render's work, at every ancestor of the edited package.
+//!
+//! So a replayed output is a [`Block`], and a step that ran on decoded
+//! blocks and gave a block's resources back byte for byte (in the
+//! [`codec`] encoding) while its function echoed its input records the
+//! block's **facts** under the step and the block's digest
+//! ([`StepCache::facts_key`]): each resource's item memo fingerprint, its
+//! path key, and the annotation format. The next time that step sees the
+//! block, with facts for every block of its input and the memo holding
+//! their texts, it runs on the block's texts
+//! ([`fnruntime::known::run_echoing`]); if the function echoes again, the
+//! block passes through as it is, and the step's record is the blocks'
+//! bytes and the other parts' encoding, one after the other (a node's
+//! encoding depends on the node alone, so this is the encoding of the
+//! whole list). Whatever else happens — no facts, a memo miss, a function
+//! that does not echo — the step runs on the decoded list, with the
+//! process already run.
+//!
+//! `KRMGRAPH_CHECK_DIRECT=1` (CI) runs every such step the long way too
+//! and fails on a different ResourceList or output.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+use std::sync::Arc;
+
+use krmgraph_cache::Digest;
+
+use super::codec::BlockFacts;
+use super::stepcache::{push_part, Block, Part, StepCache};
+use crate::fnruntime::known::{self, InputPart, KnownItems};
+use crate::fnruntime::{self, ConfigSource, FunctionRunner, RunContext};
+use crate::kptfile::Function;
+use crate::kyaml::{item_memo, kio_pipeline};
+use crate::yaml::Node;
+
+/// Runs mutator `f` (built as `runner`) on `input` with its blocks kept as
+/// they are, when every block's facts say how and the function echoes:
+/// the output. `None`, with nothing reported, otherwise.
+pub(super) fn run_known(
+    cache: &StepCache,
+    f: &Function,
+    runner: &FunctionRunner,
+    input: &[Part],
+    ctx: &mut RunContext,
+) -> Option<Vec<Part>> {
+    let plain = f.selectors.is_empty() && f.exclusions.is_empty() && f.config_path.is_empty();
+    if !plain || !runner.runs_on_bytes() {
+        return None;
+    }
+    let mut parts = Vec::with_capacity(input.len());
+    for part in input {
+        parts.push(match part {
+            Part::Nodes(nodes) => InputPart::Nodes(nodes.clone()),
+            Part::Block(block) | Part::Decoded(block, _) => {
+                InputPart::Known(known_items(cache, f, runner, block)?)
+            }
+        });
+    }
+    let (outputs, stdin) = known::run_echoing(runner, parts, ctx)?;
+    let mut outputs = outputs.into_iter();
+    let mut output = Vec::with_capacity(input.len());
+    for part in input {
+        let part = match part.block() {
+            None => Part::Nodes(outputs.next()?),
+            Some(block) => Part::Block(Arc::clone(block)),
+        };
+        push_part(&mut output, part);
+    }
+    if runner.check_direct {
+        check_against_long_way(cache, runner, input, &stdin, &output);
+    }
+    Some(output)
+}
+
+/// What the facts of `block` under this step say, with the memo's entries
+/// for its resources; `None` unless all of it is known.
+fn known_items(
+    cache: &StepCache,
+    f: &Function,
+    runner: &FunctionRunner,
+    block: &Block,
+) -> Option<KnownItems> {
+    let facts = cache.lookup_facts(&cache.facts_key(f, runner, &block.digest())?)?;
+    if facts.fingerprints.len() != block.count() {
+        return None;
+    }
+    let entries = facts
+        .fingerprints
+        .iter()
+        .map(|fp| item_memo::remembered(fp).filter(|e| e.echo_reads_back_plainly()))
+        .collect::<Option<Vec<_>>>()?;
+    Some(KnownItems {
+        entries,
+        keys: facts.keys,
+        format: facts.format,
+    })
+}
+
+/// Where the blocks of a step's input are: each part's length, and its
+/// block.
+pub(super) fn layout(input: &[Part]) -> Vec<(usize, Option<Arc<Block>>)> {
+    input
+        .iter()
+        .map(|part| (part.len(), part.block().cloned()))
+        .collect()
+}
+
+/// The output of mutator `f` that ran on the decoded `layout`, in parts:
+/// each block its function echoed back byte for byte is that block again,
+/// and its facts are recorded for the next run.
+pub(super) fn settle(
+    cache: &StepCache,
+    f: &Function,
+    runner: &FunctionRunner,
+    layout: &[(usize, Option<Arc<Block>>)],
+    output: Vec<Node>,
+) -> Vec<Part> {
+    let echo = runner.take_echo();
+    if layout.iter().all(|(_, block)| block.is_none()) {
+        return vec![Part::Nodes(output)];
+    }
+    let total: usize = layout.iter().map(|(len, _)| len).sum();
+    let Some(echo) = echo.filter(|e| e.len() == total && output.len() == total) else {
+        return vec![Part::Nodes(output)];
+    };
+    let mut parts = Vec::with_capacity(layout.len());
+    let mut rest = output.into_iter();
+    let mut at = 0;
+    for (len, block) in layout {
+        let nodes: Vec<Node> = rest.by_ref().take(*len).collect();
+        let entries = &echo[at..at + len];
+        at += len;
+        let settled = block
+            .as_ref()
+            .filter(|block| cache.encode_body(&nodes).as_deref() == Some(block.body()));
+        let part = match settled {
+            Some(block) => {
+                if let Some(facts) = facts_of(&nodes, entries) {
+                    if let Some(key) = cache.facts_key(f, runner, &block.digest()) {
+                        cache.record_facts(&key, &facts);
+                    }
+                }
+                Part::Decoded(Arc::clone(block), nodes)
+            }
+            None => Part::Nodes(nodes),
+        };
+        push_part(&mut parts, part);
+    }
+    parts
+}
+
+/// The facts of a block whose resources a step echoed and gave back as
+/// `nodes`, the memo knowing each one's echo (`entries`); `None` when not
+/// all are known or the resources do not agree on one annotation format.
+fn facts_of(nodes: &[Node], entries: &[Option<Arc<item_memo::Entry>>]) -> Option<BlockFacts> {
+    let fingerprints = entries
+        .iter()
+        .map(|e| e.as_ref().map(|e| *e.fingerprint()))
+        .collect::<Option<Vec<_>>>()?;
+    let formats = crate::par::map(nodes, kio_pipeline::annotation_format);
+    let mut formats = formats.into_iter().flatten();
+    let format = formats.next()?;
+    if formats.any(|f| f != format) {
+        return None;
+    }
+    let keys = crate::par::map(nodes, |n| match fnruntime::path_key(n) {
+        (None, key) => Some(key),
+        (Some(_), _) => None,
+    })
+    .into_iter()
+    .collect::<Option<Vec<_>>>()?;
+    Some(BlockFacts {
+        fingerprints,
+        keys,
+        format,
+    })
+}
+
+/// `KRMGRAPH_CHECK_DIRECT`: the ResourceList the step sent (`stdin`) and
+/// its `output` are what the long way gives on the decoded input.
+fn check_against_long_way(
+    cache: &StepCache,
+    runner: &FunctionRunner,
+    input: &[Part],
+    stdin: &[u8],
+    output: &[Part],
+) {
+    let decoded = || -> Vec<Node> {
+        let mut nodes = Vec::new();
+        for part in input {
+            match part {
+                Part::Nodes(n) | Part::Decoded(_, n) => nodes.extend(n.iter().cloned()),
+                Part::Block(b) => nodes.extend(
+                    cache
+                        .decode(b)
+                        .expect("KRMGRAPH_CHECK_DIRECT: a block does not decode"),
+                ),
+            }
+        }
+        nodes
+    };
+    let mut nodes = decoded();
+    kio_pipeline::preprocess_for_internal_annotation_migration(&mut nodes)
+        .and_then(|_| kio_pipeline::set_ids(&mut nodes))
+        .expect("KRMGRAPH_CHECK_DIRECT: the long way's ids fail");
+    let (long_stdin, _) =
+        kio_pipeline::function_input_remembering(&mut nodes, runner.config.as_ref(), false)
+            .expect("KRMGRAPH_CHECK_DIRECT: the long way's ResourceList fails");
+    assert!(
+        long_stdin == stdin,
+        "KRMGRAPH_CHECK_DIRECT: a step's ResourceList from blocks differs from the long way's\n\
+         from blocks:\n{}\nlong way:\n{}",
+        String::from_utf8_lossy(stdin),
+        String::from_utf8_lossy(&long_stdin),
+    );
+    let mut reporter = crate::event::RecordingReporter::default();
+    let mut scratch = RunContext {
+        reporter: &mut reporter,
+        results: Vec::new(),
+        exit_code: 0,
+    };
+    let mut nodes = decoded();
+    let long = fnruntime::run_in_pipeline(runner, &mut nodes, ConfigSource::Runner, &mut scratch)
+        .expect("KRMGRAPH_CHECK_DIRECT: the long way fails where blocks passed");
+    runner.take_echo();
+    let long = cache.encode_parts(&[Part::Nodes(long)]);
+    assert!(
+        long.is_some() && long == cache.encode_parts(output),
+        "KRMGRAPH_CHECK_DIRECT: a step's output from blocks differs from the long way's"
+    );
+}
+
+/// Files by root-relative path, with their bytes.
+type Files = Vec<(String, Vec<u8>)>;
+
+/// The root's output, ready to write in place: the resources to write,
+/// and the files of the blocks known to be on disk as this render would
+/// write them (with the bytes the render read).
+#[derive(Default)]
+pub(super) struct ToWrite {
+    pub nodes: Vec<Node>,
+    pub files: Files,
+    /// The blocks whose files those are.
+    pub kept: Vec<Arc<Block>>,
+    /// Where each decoded block's resources are in `nodes`.
+    pub decoded: Vec<(Range<usize>, Digest)>,
+}
+
+/// Splits the root's output `parts` for writing in place. A block is left
+/// undecoded when the files it is written to are recorded, the tree as
+/// read holds each as recorded, and no other resource goes to them;
+/// `rel_path` is the root-relative path a resource is written to. `None`
+/// when a block does not decode.
+pub(super) fn to_write(
+    cache: &StepCache,
+    parts: Vec<Part>,
+    rel_path: impl Fn(&Node) -> Option<String> + Sync,
+) -> Option<ToWrite> {
+    let mut kept: Vec<Option<Files>> = Vec::with_capacity(parts.len());
+    let mut taken = HashSet::new();
+    for part in &parts {
+        let files = part.block().and_then(|block| on_disk(cache, block, &taken));
+        taken.extend(files.iter().flatten().map(|(path, _)| path.clone()));
+        kept.push(files);
+    }
+    let mut decoded: Vec<Option<Vec<Node>>> = Vec::with_capacity(parts.len());
+    for (part, files) in parts.iter().zip(&kept) {
+        decoded.push(match (part, files) {
+            (Part::Block(block), None) => Some(cache.decode(block)?),
+            _ => None,
+        });
+    }
+    // A file another resource goes to is written from all of them.
+    let mut shared = HashSet::new();
+    for (part, decoded) in parts.iter().zip(&decoded) {
+        let nodes = match (part, decoded) {
+            (Part::Nodes(nodes) | Part::Decoded(_, nodes), _) | (_, Some(nodes)) => nodes,
+            _ => continue,
+        };
+        for path in crate::par::map(nodes, &rel_path).into_iter().flatten() {
+            if taken.contains(&path) {
+                shared.insert(path);
+            }
+        }
+    }
+    let mut out = ToWrite::default();
+    for ((part, files), decoded) in parts.into_iter().zip(kept).zip(decoded) {
+        let files = files.filter(|f| !f.iter().any(|(path, _)| shared.contains(path)));
+        match (part, files, decoded) {
+            (Part::Nodes(nodes), _, _) => out.nodes.extend(nodes),
+            (block, Some(files), _) => {
+                out.files.extend(files);
+                out.kept.extend(block.block().cloned());
+            }
+            (Part::Decoded(block, nodes), None, _) | (Part::Block(block), None, Some(nodes)) => {
+                out.push_decoded(&block, nodes)
+            }
+            (Part::Block(block), None, None) => out.push_decoded(&block, cache.decode(&block)?),
+        }
+    }
+    Some(out)
+}
+
+impl ToWrite {
+    fn push_decoded(&mut self, block: &Block, nodes: Vec<Node>) {
+        let start = self.nodes.len();
+        self.nodes.extend(nodes);
+        self.decoded.push((start..self.nodes.len(), block.digest()));
+    }
+}
+
+/// The files `block` is written to, with their bytes as the render read
+/// them, when they are recorded, none is `taken` and each holds what was
+/// recorded.
+fn on_disk(cache: &StepCache, block: &Block, taken: &HashSet<String>) -> Option<Files> {
+    let files = cache.lookup_files(&cache.files_key(&block.digest()))?;
+    files
+        .into_iter()
+        .map(|(path, digest)| {
+            if taken.contains(&path) || cache.read_digest(&path) != Some(digest) {
+                return None;
+            }
+            let bytes = cache.read_bytes(&path)?;
+            Some((path, bytes))
+        })
+        .collect()
+}
+
+/// Records, for each decoded block (`decoded`) whose resources alone are
+/// written to their files, those files with the digests of their bytes as
+/// written (`written`); `paths`: the file each resource went to.
+pub(super) fn learn_files(
+    cache: &StepCache,
+    decoded: &[(Range<usize>, Digest)],
+    paths: &[String],
+    written: &HashMap<&str, &[u8]>,
+) {
+    if decoded.is_empty() {
+        return;
+    }
+    // Each file's writer: the block, or `None` for another resource.
+    let mut writer: HashMap<&str, Option<usize>> = HashMap::new();
+    let mut shared = HashSet::new();
+    let mut blocks = decoded.iter().enumerate().peekable();
+    for (i, path) in paths.iter().enumerate() {
+        while blocks.peek().is_some_and(|(_, (range, _))| range.end <= i) {
+            blocks.next();
+        }
+        let block = blocks
+            .peek()
+            .filter(|(_, (range, _))| range.contains(&i))
+            .map(|(k, _)| *k);
+        if *writer.entry(path).or_insert(block) != block {
+            shared.insert(path.as_str());
+        }
+    }
+    for (k, (range, digest)) in decoded.iter().enumerate() {
+        let mut files: Vec<&str> = paths[range.clone()].iter().map(String::as_str).collect();
+        files.sort_unstable();
+        files.dedup();
+        let owned = files
+            .iter()
+            .all(|path| !shared.contains(path) && writer.get(path) == Some(&Some(k)));
+        if !owned || files.is_empty() {
+            continue;
+        }
+        let recorded = files
+            .iter()
+            .map(|path| {
+                Some((
+                    path.to_string(),
+                    *blake3::hash(written.get(path)?).as_bytes(),
+                ))
+            })
+            .collect::<Option<Vec<_>>>();
+        if let Some(recorded) = recorded {
+            cache.record_files(&cache.files_key(digest), &recorded);
+        }
+    }
+}
