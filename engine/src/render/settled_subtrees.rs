@@ -10,7 +10,7 @@
 //!
 //! - the render changed files in it but added or removed none (the record
 //!   lists the files its resources came from);
-//! - it changed no Kptfile (a function that rewrites a pipeline makes
+//! - it changed no Kptfile's pipeline (a function that rewrites one makes
 //!   another pipeline, whose log is not the record's);
 //! - no file in it holds a comment kpt moves on every render
 //!   (`render::unsettled`): such a subtree is no fixed point.
@@ -101,7 +101,7 @@ fn package_dirs(tree: &Snapshot) -> Vec<String> {
 }
 
 /// Whether the render changed files of the subtree at `rel` (not the
-/// root), but no Kptfile, and added or removed none.
+/// root), but no Kptfile's pipeline, and added or removed none.
 fn rewritten(before: &Snapshot, after: &Snapshot, rel: &str) -> bool {
     let prefix = format!("{rel}/");
     let (was, now) = (under(before, &prefix), under(after, &prefix));
@@ -109,8 +109,20 @@ fn rewritten(before: &Snapshot, after: &Snapshot, rel: &str) -> bool {
     let same_kptfiles = was
         .iter()
         .zip(&now)
-        .all(|(a, b)| !is_kptfile(a.0) || a.1 == b.1);
+        .all(|(a, b)| !is_kptfile(a.0) || same_pipeline(a.1, b.1));
     same_files && same_kptfiles && was.iter().zip(&now).any(|(a, b)| a.1 != b.1)
+}
+
+/// Whether a Kptfile that was `was` and is `now` names the same pipeline:
+/// both decode, to the same functions.
+fn same_pipeline(was: &Entry, now: &Entry) -> bool {
+    let pipeline = |entry: &Entry| match entry {
+        Entry::File(bytes) => crate::kptfile::parse(Path::new(""), bytes)
+            .ok()
+            .map(|k| k.pipeline),
+        Entry::Link(_) => None,
+    };
+    was == now || pipeline(was).is_some_and(|p| Some(p) == pipeline(now))
 }
 
 /// The files of `tree` in the subtrees at `dirs` that may hold a comment
@@ -165,6 +177,8 @@ mod tests {
         )
     }
 
+    const KPTFILE_MARK: &str = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: k\npipeline:\n  mutators:\n    - exec: sed s/MARK/marked/\n";
+
     #[test]
     fn only_rewritten_settled_subtrees_with_the_same_files() {
         let before = tree(&[
@@ -177,8 +191,10 @@ mod tests {
             ("c/cm.yaml", "c:    1\n"),
             ("d/Kptfile", "k"),
             ("d/cm.yaml", "d:    1\n"),
-            ("e/Kptfile", "exec: s/MARK/marked/"),
+            ("e/Kptfile", KPTFILE_MARK),
             ("e/cm.yaml", "e:    1\n"),
+            ("f/Kptfile", KPTFILE_MARK),
+            ("f/cm.yaml", "f:    1\n"),
         ]);
         let after = tree(&[
             ("Kptfile", "k"),
@@ -195,21 +211,24 @@ mod tests {
             // Rewritten, and a file added.
             ("d/cm.yaml", "d: 1\n"),
             ("d/more.yaml", "e: 1\n"),
-            // Rewritten, its Kptfile too.
-            ("e/Kptfile", "exec: s/marked/marked/"),
+            // Rewritten, its Kptfile's pipeline too.
+            ("e/Kptfile", &KPTFILE_MARK.replace("MARK", "marked")),
             ("e/cm.yaml", "e: 1\n"),
+            // Rewritten, its Kptfile's labels too (not its pipeline).
+            ("f/Kptfile", &KPTFILE_MARK.replace("  name: k\n", "  name: k\n  labels: {a: b}\n")),
+            ("f/cm.yaml", "f: 1\n"),
         ]);
-        let dirs: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+        let dirs: Vec<String> = ["a", "b", "c", "d", "e", "f"].map(String::from).to_vec();
         let rewritten_at: Vec<&String> = dirs
             .iter()
             .filter(|d| rewritten(&before, &after, d))
             .collect();
-        assert_eq!(rewritten_at, ["a", "c"]);
+        assert_eq!(rewritten_at, ["a", "c", "f"]);
         let unsettled = unsettled_under(&after, &dirs);
         assert_eq!(unsettled.iter().collect::<Vec<_>>(), ["c/cm.yaml"]);
         assert!(!holds_any(&unsettled, "a"));
         assert!(holds_any(&unsettled, "c"));
         assert!(unsettled_under(&after, &["a".to_string()]).is_empty());
-        assert_eq!(package_dirs(&after), ["", "a", "b", "c", "d", "e"]);
+        assert_eq!(package_dirs(&after), ["", "a", "b", "c", "d", "e", "f"]);
     }
 }
