@@ -387,3 +387,97 @@ pub(super) fn learn_files(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fnruntime::RunnerOptions;
+    use crate::render::stepcache::RenderCache;
+
+    fn resource(path: &str, name: &str) -> Node {
+        let text = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  annotations:\n    internal.config.kubernetes.io/path: '{path}'\n"
+        );
+        crate::yaml::decode::parse_documents(text.as_bytes())
+            .unwrap()
+            .remove(0)
+    }
+
+    fn names(nodes: &[Node]) -> Vec<String> {
+        nodes
+            .iter()
+            .map(|n| crate::kyaml::rnode::meta_view(n).unwrap().name.to_string())
+            .collect()
+    }
+
+    /// A block whose files were recorded and are on disk as recorded is
+    /// kept undecoded; one whose file another resource also goes to, or
+    /// whose file changed, is decoded in its place.
+    #[test]
+    fn blocks_keep_their_files_only_when_they_alone_hold_them_as_recorded() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("pkg");
+        std::fs::create_dir_all(root.join("a")).unwrap();
+        for (file, text) in [
+            ("a/x.yaml", "x: 1\n"),
+            ("a/y.yaml", "y: 1\n"),
+            ("a/z.yaml", "z: 2\n"),
+        ] {
+            std::fs::write(root.join(file), text).unwrap();
+        }
+        let cache = RenderCache {
+            store: Arc::new(krmgraph_cache::MemoryStore::new()),
+            snapshot: None,
+            verify: false,
+        };
+        let runner = RunnerOptions::default();
+        let steps = StepCache::new(&cache, &root, &runner, true);
+        let (x, y, z) = (
+            steps.block_of(&[resource("a/x.yaml", "x1"), resource("a/x.yaml", "x2")]),
+            steps.block_of(&[resource("a/y.yaml", "y")]),
+            steps.block_of(&[resource("a/z.yaml", "z")]),
+        );
+        // A render wrote the three blocks' files; z's file has changed since.
+        let paths: Vec<String> = ["a/x.yaml", "a/x.yaml", "a/y.yaml", "a/z.yaml"]
+            .map(String::from)
+            .to_vec();
+        let written: HashMap<&str, &[u8]> = [
+            ("a/x.yaml", &b"x: 1\n"[..]),
+            ("a/y.yaml", b"y: 1\n"),
+            ("a/z.yaml", b"z: 1\n"),
+        ]
+        .into();
+        let decoded = [(0..2, x.digest()), (2..3, y.digest()), (3..4, z.digest())];
+        learn_files(&steps, &decoded, &paths, &written);
+        let path_of = |r: &Node| Some(crate::krm::path_of(r));
+        let parts = || {
+            vec![
+                Part::Block(Arc::clone(&x)),
+                Part::Block(Arc::clone(&y)),
+                Part::Block(Arc::clone(&z)),
+                Part::Nodes(vec![resource("b/w.yaml", "w")]),
+            ]
+        };
+        let split = to_write(&steps, parts(), path_of).unwrap();
+        let files: Vec<&str> = split.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(files, ["a/x.yaml", "a/y.yaml"]);
+        assert_eq!(split.files[0].1, b"x: 1\n");
+        assert_eq!(names(&split.nodes), ["z", "w"]);
+        assert_eq!(split.decoded, [(0..1, z.digest())]);
+        // Another resource goes to y's file: y is decoded, in its place.
+        let mut shared = parts();
+        shared.push(Part::Nodes(vec![resource("a/y.yaml", "y-too")]));
+        let split = to_write(&steps, shared, path_of).unwrap();
+        let files: Vec<&str> = split.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(files, ["a/x.yaml"]);
+        assert_eq!(names(&split.nodes), ["y", "z", "w", "y-too"]);
+        assert_eq!(split.decoded, [(0..1, y.digest()), (1..2, z.digest())]);
+        // A block whose file another resource was written to is not
+        // recorded.
+        let v = steps.block_of(&[resource("a/x.yaml", "v")]);
+        let paths: Vec<String> = ["a/x.yaml", "a/x.yaml"].map(String::from).to_vec();
+        learn_files(&steps, &[(0..1, v.digest())], &paths, &written);
+        assert!(steps.lookup_files(&steps.files_key(&v.digest())).is_none());
+        assert!(steps.lookup_files(&steps.files_key(&y.digest())).is_some());
+    }
+}

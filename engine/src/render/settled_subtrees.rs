@@ -215,7 +215,10 @@ mod tests {
             ("e/Kptfile", &KPTFILE_MARK.replace("MARK", "marked")),
             ("e/cm.yaml", "e: 1\n"),
             // Rewritten, its Kptfile's labels too (not its pipeline).
-            ("f/Kptfile", &KPTFILE_MARK.replace("  name: k\n", "  name: k\n  labels: {a: b}\n")),
+            (
+                "f/Kptfile",
+                &KPTFILE_MARK.replace("  name: k\n", "  name: k\n  labels: {a: b}\n"),
+            ),
             ("f/cm.yaml", "f: 1\n"),
         ]);
         let dirs: Vec<String> = ["a", "b", "c", "d", "e", "f"].map(String::from).to_vec();

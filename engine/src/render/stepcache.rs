@@ -427,6 +427,19 @@ impl<'a> StepCache<'a> {
         codec::encode_nodes_body(nodes, &self.root)
     }
 
+    /// `nodes` as a block (not stored), for tests.
+    #[cfg(test)]
+    pub fn block_of(&self, nodes: &[Node]) -> Arc<Block> {
+        let bytes = codec::encode_nodes(nodes, &self.root).unwrap();
+        let (count, body) = codec::nodes_body(&bytes).unwrap();
+        Arc::new(Block {
+            digest: Digest::of(&bytes),
+            bytes,
+            body,
+            count,
+        })
+    }
+
     /// The resources `block` holds, as nodes; `None` when its bytes do not
     /// decode.
     pub fn decode(&self, block: &Block) -> Option<Vec<Node>> {
