@@ -1002,7 +1002,9 @@ fn an_edit_that_learns_little_leaves_the_memos_as_they_were() {
 
 /// A tree of three levels with siblings at each: the root, `a` (with
 /// `a/a1` and `a/a2`), `b` and `c`, each with a ConfigMap. Every package
-/// runs `function`, but `a/a1` only with `leaf_pipeline`.
+/// runs `function`, but `a/a1` only with `leaf_pipeline`. The root's and
+/// `a`'s own ConfigMaps, which come after their subpackages' resources,
+/// hold a comment an echo's model declines (read back the long way).
 fn deep_source(dir: &Path, function: &str, leaf_pipeline: bool) -> PathBuf {
     let src = dir.join("tree").join("pkg");
     for pkg in ["", "a", "a/a1", "a/a2", "b", "c"] {
@@ -1019,7 +1021,10 @@ fn deep_source(dir: &Path, function: &str, leaf_pipeline: bool) -> PathBuf {
             ),
             (
                 "cm.yaml",
-                format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-cm\ndata:\n  k: v\n"),
+                match pkg {
+                    "" | "a" => format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-cm\ndata:\n  # first\n\n  # second\n  k: v\n"),
+                    _ => format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}-cm\ndata:\n  k: v\n"),
+                },
             ),
         ];
         for (file, text) in files {

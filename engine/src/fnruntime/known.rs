@@ -22,8 +22,8 @@ use std::time::Instant;
 use super::{echoed, FunctionRunner, RunContext};
 use crate::event::Event;
 use crate::kyaml::byteio::{ByteWriter, ListPart};
+use crate::kyaml::item_memo;
 use crate::kyaml::kio_pipeline::{self, AnnotationSnapshot};
-use crate::kyaml::{item_memo, kioutil};
 use crate::yaml::Node;
 
 /// Items known by what earlier runs of the step showed.
@@ -90,6 +90,9 @@ pub fn run_echoing(
     }
     let (snapshot, format) = preprocess(&mut nodes, &known, total)?;
     let (stdin, remembered) = function_input(runner, &mut nodes, &known)?;
+    // From here on the function runs: kpt's `[RUNNING]` goes out now, and
+    // the long way, if it takes over, does not report it again.
+    runner.report_started(total, ctx);
     let process = match runner.invoke(&stdin) {
         Ok(p) if p.exit_code == Some(0) && p.stdout == stdin => p,
         other => {
@@ -98,7 +101,7 @@ pub fn run_echoing(
         }
     };
     let stderr = String::from_utf8_lossy(&process.stderr).into_owned();
-    let outputs = restore(
+    let outputs = after_echo(
         runner,
         nodes,
         &known,
@@ -111,7 +114,7 @@ pub fn run_echoing(
         runner.prefetched.put((stdin, Ok(process)));
         return None;
     };
-    report(runner, total, stderr, start, ctx);
+    report_passed(runner, stderr, start, ctx);
     Some((outputs, stdin))
 }
 
@@ -166,7 +169,7 @@ fn function_input(
 
 /// What follows an echo: the node parts restored, given default and
 /// package paths, checked with the known items, and reconciled.
-fn restore(
+fn after_echo(
     runner: &FunctionRunner,
     nodes: Vec<(usize, Vec<Node>)>,
     known: &[(usize, KnownItems)],
@@ -178,19 +181,9 @@ fn restore(
     let config = runner.config.as_ref();
     let mut outputs = Vec::with_capacity(nodes.len());
     for ((offset, mut part), remembered) in nodes.into_iter().zip(remembered) {
-        let output = echoed(&mut part, config, &remembered, stdout, false)?.ok()?;
+        let output = echoed(&mut part, offset, config, &remembered, stdout, false)?.ok()?;
         let mut output = runner.default_paths(output, config).ok()?;
-        if runner.set_package_path {
-            crate::par::for_each_mut(&mut output, |resource| {
-                if crate::krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
-                    crate::krm::set_annotation(
-                        resource,
-                        kioutil::PACKAGE_PATH_ANNOTATION,
-                        &runner.package_dir,
-                    );
-                }
-            });
-        }
+        runner.set_package_paths(&mut output);
         outputs.push((offset, output));
     }
     let mut keys: Vec<(usize, Vec<super::PathKey>)> = outputs
@@ -215,17 +208,7 @@ fn restore(
 
 /// What [`super::FunctionRunner::run_step`] reports of a run that passed,
 /// and its entry in `results.yaml`.
-fn report(
-    runner: &FunctionRunner,
-    total: usize,
-    stderr: String,
-    start: Instant,
-    ctx: &mut RunContext,
-) {
-    ctx.reporter.report(&Event::FunctionStarted {
-        name: runner.name.clone(),
-        selected: runner.show_resource_count.then_some(total),
-    });
+fn report_passed(runner: &FunctionRunner, stderr: String, start: Instant, ctx: &mut RunContext) {
     let mut record = runner.new_result();
     record.stderr = stderr;
     record.exit_code = 0;

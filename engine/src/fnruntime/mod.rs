@@ -179,6 +179,10 @@ impl<T> Handoff<T> {
     fn take(&self) -> Option<T> {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
+
+    fn is_set(&self) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
 }
 
 /// Where a run takes its functionConfig from.
@@ -267,6 +271,30 @@ impl FunctionRunner {
         }
     }
 
+    /// kpt's `[RUNNING]`, for a run on `count` resources.
+    fn report_started(&self, count: usize, ctx: &mut RunContext) {
+        ctx.reporter.report(&Event::FunctionStarted {
+            name: self.name.clone(),
+            selected: self.show_resource_count.then_some(count),
+        });
+    }
+
+    /// Gives each of `output` without a package the runner's (render does
+    /// this; `fn eval` does not).
+    fn set_package_paths(&self, output: &mut [Node]) {
+        if self.set_package_path {
+            crate::par::for_each_mut(output, |resource| {
+                if krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
+                    krm::set_annotation(
+                        resource,
+                        kioutil::PACKAGE_PATH_ANNOTATION,
+                        &self.package_dir,
+                    );
+                }
+            });
+        }
+    }
+
     fn new_result(&self) -> FnResult {
         match &self.kind {
             FunctionKind::Exec(s) => FnResult {
@@ -302,11 +330,10 @@ impl FunctionRunner {
         ctx: &mut RunContext,
         output_use: OutputUse,
     ) -> Result<Vec<Node>, FnError> {
-        let selected = self.show_resource_count.then_some(input.len());
-        ctx.reporter.report(&Event::FunctionStarted {
-            name: self.name.clone(),
-            selected,
-        });
+        // A run of [`known::run_echoing`] that ended here reported the start.
+        if !self.prefetched.is_set() {
+            self.report_started(input.len(), ctx);
+        }
         let start = Instant::now();
         let mut record = self.new_result();
         let outcome = self.call(input, &config, &mut record, ctx, output_use);
@@ -364,17 +391,7 @@ impl FunctionRunner {
             }
         };
         let mut output = output;
-        if self.set_package_path {
-            crate::par::for_each_mut(&mut output, |resource| {
-                if krm::annotation(resource, kioutil::PACKAGE_PATH_ANNOTATION).is_none() {
-                    krm::set_annotation(
-                        resource,
-                        kioutil::PACKAGE_PATH_ANNOTATION,
-                        &self.package_dir,
-                    );
-                }
-            });
-        }
+        self.set_package_paths(&mut output);
         enforce_path_invariants(&output).map_err(FnError::Message)?;
         crate::krm::check_all_krm(&output).map_err(|e| {
             FnError::Message(format!(
@@ -447,6 +464,7 @@ impl FunctionRunner {
                 .collect();
             if let Some(output) = echoed(
                 input,
+                0,
                 function_config,
                 &remembered,
                 &process.stdout,
@@ -696,14 +714,18 @@ fn plain_entries(remembered: item_memo::Entries, bare: &[bool]) -> item_memo::En
 /// each with the run of items its text belongs to ([`echo_windows`]), so
 /// a comment the model cannot place costs its own run, not the whole
 /// list. `None`, with `input` untouched, when that cannot be done (the
-/// output is then parsed whole).
+/// output is then parsed whole). `input` may be a run of the list the
+/// function was given that starts at position `first` (ids number the
+/// whole list; `check` then must be off: it parses the whole output).
 fn echoed(
     input: &mut Vec<Node>,
+    first: usize,
     function_config: Option<&Node>,
     remembered: &[Option<Arc<item_memo::Entry>>],
     stdout: &[u8],
     check: bool,
 ) -> Option<Result<Vec<Node>, crate::kyaml::KyamlError>> {
+    debug_assert!(first == 0 || !check);
     let entry = |i: usize| remembered.get(i).and_then(Option::as_ref);
     // Per item: `None` where the model declines; `Some(None)` where the
     // memo knows its echo reads back plainly.
@@ -722,7 +744,7 @@ fn echoed(
                 .map(Some)
         })
         .collect();
-    let read_back = echo_windows(input, &plans, function_config)?;
+    let read_back = echo_windows(input, first, &plans, function_config)?;
     let expected = check.then(|| {
         let mut parsed = kio_pipeline::read_function_output(stdout)
             .unwrap_or_else(|e| {
@@ -780,6 +802,7 @@ fn echoed(
 /// [`foot_comment_runs`] says. `None` when any of that fails.
 fn echo_windows(
     input: &[Node],
+    first: usize,
     plans: &[Option<Option<Restyle>>],
     function_config: Option<&Node>,
 ) -> Option<Vec<Option<Node>>> {
@@ -803,7 +826,7 @@ fn echo_windows(
             let text = kio_pipeline::function_input(&mut items, function_config).ok()?;
             let mut output = kio_pipeline::read_function_output(&text).ok()?.nodes;
             // Restored by id, which is the position in the whole list.
-            kio_pipeline::copy_comments_and_sync_order(input, &mut output).ok()?;
+            kio_pipeline::copy_comments_and_sync_order_at(input, first, &mut output).ok()?;
             (output.len() == run.len()).then_some(output)
         })
         .collect::<Option<_>>()?;
@@ -1161,7 +1184,7 @@ mod tests {
         set_ids(items).unwrap();
         let (stdin, remembered) =
             kio_pipeline::function_input_remembering(items, None, true).unwrap();
-        let mut output = match echoed(items, None, &remembered, &stdin, true) {
+        let mut output = match echoed(items, 0, None, &remembered, &stdin, true) {
             Some(output) => output.unwrap(),
             None => {
                 let mut parsed = kio_pipeline::read_function_output(&stdin).unwrap().nodes;

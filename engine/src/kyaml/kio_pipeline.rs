@@ -359,22 +359,32 @@ pub fn read_function_output(stdout: &[u8]) -> Result<ReadOutput> {
 /// gave), copies comments and syncs field order from that input, then
 /// removes both id annotations.
 pub fn copy_comments_and_sync_order(inputs: &[Node], outputs: &mut [Node]) -> Result<()> {
+    copy_comments_and_sync_order_at(inputs, 0, outputs)
+}
+
+/// [`copy_comments_and_sync_order`] with `inputs` a run of a longer list
+/// that starts at position `first` (the ids number the whole list).
+pub fn copy_comments_and_sync_order_at(
+    inputs: &[Node],
+    first: usize,
+    outputs: &mut [Node],
+) -> Result<()> {
     // Each output is restored on its own, so they are done in parallel on
     // the render's pool; the first error in output order is the one kyaml
     // would have hit.
     outputs
         .par_iter_mut()
-        .map(|node| restore_one(inputs, node))
+        .map(|node| restore_one(inputs, first, node))
         .collect::<Vec<_>>()
         .into_iter()
         .collect()
 }
 
-fn restore_one(inputs: &[Node], node: &mut Node) -> Result<()> {
+fn restore_one(inputs: &[Node], first: usize, node: &mut Node) -> Result<()> {
     let id = match rnode::get_annotation(node, ID_ANNOTATION)? {
-        Some(v) => input_by_id(inputs, &v.value),
+        Some(v) => input_by_id(inputs, first, &v.value),
         None => match rnode::get_annotation(node, LEGACY_ID_ANNOTATION)? {
-            Some(v) => input_by_id(inputs, &v.value),
+            Some(v) => input_by_id(inputs, first, &v.value),
             None => return Ok(()),
         },
     };
@@ -388,10 +398,10 @@ fn restore_one(inputs: &[Node], node: &mut Node) -> Result<()> {
 /// carry ids numbered from 1 in decimal, so only those strings name one
 /// (no sign, no leading zero). Indexing by the number spares a map of
 /// every input's id at every step, where most steps restore a few items.
-fn input_by_id(inputs: &[Node], id: &str) -> Option<usize> {
+fn input_by_id(inputs: &[Node], first: usize, id: &str) -> Option<usize> {
     let canonical = id.bytes().all(|b| b.is_ascii_digit()) && !id.starts_with('0');
     let n: usize = id.parse().ok().filter(|_| canonical)?;
-    n.checked_sub(1).filter(|&i| i < inputs.len())
+    n.checked_sub(1 + first).filter(|&i| i < inputs.len())
 }
 
 /// What [`copy_comments_and_sync_order`] does to an output paired with

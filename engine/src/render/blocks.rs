@@ -3,9 +3,8 @@
 //! unchanged.
 //!
 //! After an edit, a package's pipeline sees its subpackages' outputs, most
-//! of them replayed, and its function (often an identity, a validator
-//! that echoes, or a mutator that finds nothing left to change) gives them
-//! back as they were. Decoding them, writing them into the function's
+//! of them replayed, and its mutator (often an identity, or one that finds
+//! nothing left to change) gives them back as they were. Decoding them, writing them into the function's
 //! ResourceList, restoring the echo and encoding the output again is most
 //! of such a render's work, at every ancestor of the edited package.
 //!
@@ -27,6 +26,13 @@
 //!
 //! `KRMGRAPH_CHECK_DIRECT=1` (CI) runs every such step the long way too
 //! and fails on a different ResourceList or output.
+//!
+//! What stops blocks: a step with selectors, exclusions or a `configPath`
+//! functionConfig (its input is not the whole list as it is), a built-in
+//! that runs on nodes, and validators (they run on the decoded output, and
+//! the package passes nodes on). A block's record that does not decode
+//! (blobs are verified, so only a codec fault) fails the render with a
+//! message to clear the cache.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -52,17 +58,21 @@ pub(super) fn run_known(
     input: &[Part],
     ctx: &mut RunContext,
 ) -> Option<Vec<Part>> {
-    let plain = f.selectors.is_empty() && f.exclusions.is_empty() && f.config_path.is_empty();
-    if !plain || !runner.runs_on_bytes() {
+    if !keeps_blocks(f, runner) {
         return None;
     }
+    // Every block's facts first: the parts of nodes are copied (the long
+    // way needs them as they are) only when the step can run so.
+    let mut known = Vec::new();
+    for block in input.iter().filter_map(Part::block) {
+        known.push(known_items(cache, f, runner, block)?);
+    }
+    let mut known = known.into_iter();
     let mut parts = Vec::with_capacity(input.len());
     for part in input {
         parts.push(match part {
             Part::Nodes(nodes) => InputPart::Nodes(nodes.clone()),
-            Part::Block(block) | Part::Decoded(block, _) => {
-                InputPart::Known(known_items(cache, f, runner, block)?)
-            }
+            Part::Block(_) | Part::Decoded(..) => InputPart::Known(known.next()?),
         });
     }
     let (outputs, stdin) = known::run_echoing(runner, parts, ctx)?;
@@ -79,6 +89,15 @@ pub(super) fn run_known(
         check_against_long_way(cache, runner, input, &stdin, &output);
     }
     Some(output)
+}
+
+/// Whether mutator `f` (built as `runner`) can run with blocks: it sees
+/// every resource (no selectors or exclusions), takes its own
+/// functionConfig, not one from its input, and runs on the ResourceList's
+/// bytes.
+fn keeps_blocks(f: &Function, runner: &FunctionRunner) -> bool {
+    let whole = f.selectors.is_empty() && f.exclusions.is_empty() && f.config_path.is_empty();
+    whole && runner.runs_on_bytes()
 }
 
 /// What the facts of `block` under this step say, with the memo's entries
@@ -125,7 +144,7 @@ pub(super) fn settle(
     output: Vec<Node>,
 ) -> Vec<Part> {
     let echo = runner.take_echo();
-    if layout.iter().all(|(_, block)| block.is_none()) {
+    if !keeps_blocks(f, runner) || layout.iter().all(|(_, block)| block.is_none()) {
         return vec![Part::Nodes(output)];
     }
     let total: usize = layout.iter().map(|(len, _)| len).sum();

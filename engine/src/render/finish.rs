@@ -68,9 +68,10 @@ pub(super) fn finish_in_place(
     }
     adjust_rel_paths(&mut nodes, root_dir)?;
     attribute(&mut nodes);
-    let paths = match decoded.is_empty() {
-        true => Vec::new(),
-        false => crate::par::map(&nodes, |r| gopath::clean(&krm::path_of(r))),
+    let paths = if decoded.is_empty() {
+        Vec::new()
+    } else {
+        crate::par::map(&nodes, |r| gopath::clean(&krm::path_of(r)))
     };
     let written = write_output_unclassified(
         nodes,
