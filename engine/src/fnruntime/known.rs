@@ -13,7 +13,7 @@
 //! list would is declined before a word is reported: a function that does
 //! not echo, an item the memo declines, a failing check. The caller then
 //! runs the step the long way; the process already run is handed to it
-//! ([`FunctionRunner::invoke`] takes it for the same stdin), so the
+//! (`FunctionRunner::invoke` takes it for the same stdin), so the
 //! function runs once either way.
 
 use std::sync::Arc;
@@ -101,6 +101,7 @@ pub fn run_echoing(
         }
     };
     let stderr = String::from_utf8_lossy(&process.stderr).into_owned();
+    let node_parts = nodes.len();
     let outputs = after_echo(
         runner,
         nodes,
@@ -110,7 +111,7 @@ pub fn run_echoing(
         &snapshot,
         format,
     );
-    let Some(outputs) = outputs else {
+    let Some(outputs) = outputs.filter(|o| o.len() == node_parts) else {
         runner.prefetched.put((stdin, Ok(process)));
         return None;
     };

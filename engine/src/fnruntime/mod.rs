@@ -678,6 +678,12 @@ impl FunctionRunner {
             if sent == stdin {
                 return process;
             }
+            // The function would run twice: the ResourceList from parts
+            // differs from the long way's.
+            assert!(
+                !self.check_direct,
+                "KRMGRAPH_CHECK_DIRECT: the long way's ResourceList differs from the one sent from blocks"
+            );
         }
         let message = |e: &dyn std::fmt::Display| FnError::Message(e.to_string());
         match &self.kind {

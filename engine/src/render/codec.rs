@@ -449,7 +449,7 @@ pub fn decode_log(bytes: &[u8], root: &Root) -> Option<Log> {
 }
 
 /// What a mutator is known to do to a block of resources it passes
-/// through unchanged ([`super::blocks`]).
+/// through unchanged (`render::blocks`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BlockFacts {
     /// Each resource's item memo fingerprint in the function's input.

@@ -154,8 +154,10 @@ impl Part {
 }
 
 /// Appends `part` to `parts`, joining it to a part of nodes before it.
+/// An empty part of nodes is left out.
 pub(super) fn push_part(parts: &mut Vec<Part>, part: Part) {
     match (parts.last_mut(), part) {
+        (_, Part::Nodes(nodes)) if nodes.is_empty() => {}
         (Some(Part::Nodes(last)), Part::Nodes(nodes)) => last.extend(nodes),
         (_, part) => parts.push(part),
     }
