@@ -41,10 +41,9 @@ pub fn run(args: WatchArgs) -> ExitCode {
         eprintln!("Error: krmgraph watch renders in place: drop -o (krmgraph render -o writes elsewhere once) ");
         return ExitCode::from(1);
     }
-    // A Ctrl-C at the terminal goes to the whole foreground process group:
-    // the functions of the render it interrupts must not get it, or that
-    // render could not finish.
-    krmgraph_engine::fnruntime::exec::own_process_groups();
+    // A Ctrl-C at the terminal goes to the whole foreground process group;
+    // exec functions run in groups of their own, so the render it
+    // interrupts finishes.
     let stop = match Stop::register() {
         Ok(stop) => stop,
         Err(e) => {

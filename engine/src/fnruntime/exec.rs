@@ -6,10 +6,10 @@
 
 use std::collections::HashSet;
 use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -115,37 +115,51 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
-/// Whether functions start in a process group of their own.
-static OWN_PROCESS_GROUPS: AtomicBool = AtomicBool::new(false);
+/// The functions running now, by process id (each leads a process group of
+/// its own, with the same id), and whether [`kill_running`] was called.
+static RUNNING: Mutex<Running> = Mutex::new(Running {
+    pids: None,
+    killed: false,
+});
 
-/// The functions running now, by process id.
-static RUNNING: Mutex<Option<HashSet<u32>>> = Mutex::new(None);
-
-/// Starts every later exec function in a process group of its own, so a
-/// Ctrl-C typed at the terminal reaches this process only, not the
-/// functions (`watch` lets the render it interrupts finish).
-pub fn own_process_groups() {
-    OWN_PROCESS_GROUPS.store(true, Ordering::SeqCst);
+struct Running {
+    pids: Option<HashSet<u32>>,
+    killed: bool,
 }
 
-/// Kills every exec function running now (before the process exits
-/// without waiting for them; functions in their own process groups would
-/// otherwise outlive it).
+fn running() -> std::sync::MutexGuard<'static, Running> {
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Kills every exec function running now, with everything it started, and
+/// every one started from now on (the process is about to exit without
+/// waiting for them; functions run in process groups of their own, so they
+/// would otherwise outlive it).
 pub fn kill_running() {
-    let running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
-    for pid in running.iter().flatten() {
-        if let Ok(pid) = libc::pid_t::try_from(*pid) {
-            // SAFETY: kill(2) takes no pointers; a pid that has just exited
-            // is at worst signalled in vain.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-        }
+    let mut running = running();
+    running.killed = true;
+    for pid in running.pids.iter().flatten() {
+        kill_group(*pid);
     }
 }
 
-fn track(pid: u32, running: bool) {
-    let mut set = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
-    let set = set.get_or_insert_with(HashSet::new);
-    if running {
+/// SIGKILLs the process group `pid` leads.
+fn kill_group(pid: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) takes no pointers; a group that has just exited
+        // is at worst signalled in vain.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+    }
+}
+
+fn track(pid: u32, started: bool) {
+    let mut running = running();
+    if started && running.killed {
+        // Started after kill_running (by another thread): it goes too.
+        kill_group(pid);
+    }
+    let set = running.pids.get_or_insert_with(HashSet::new);
+    if started {
         set.insert(pid);
     } else {
         set.remove(&pid);
@@ -153,6 +167,13 @@ fn track(pid: u32, running: bool) {
 }
 
 /// Runs `command_line` with `stdin` as its input.
+///
+/// The function runs in a process group of its own, so that a timeout
+/// kills whatever it started too (a shell script's children would
+/// otherwise keep its stdout open, and the render waiting for it), and a
+/// Ctrl-C typed at the terminal reaches krmgraph only: `render` kills the
+/// functions on the way out ([`kill_running`]) and `watch` lets the render
+/// it interrupts finish.
 pub fn run(
     command_line: &str,
     stdin: &[u8],
@@ -168,10 +189,8 @@ pub fn run(
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if OWN_PROCESS_GROUPS.load(Ordering::SeqCst) {
-        command.process_group(0);
-    }
+        .stderr(Stdio::piped())
+        .process_group(0);
     let mut child = command
         .spawn()
         .map_err(|e| ExecError::Start(format!("fork/exec {}: {}", program, go_errno_text(&e))))?;
@@ -181,63 +200,200 @@ pub fn run(
     result
 }
 
-/// Feeds `stdin` to a started function and collects its output and exit.
+/// How long the output of a timed-out function is still drained after its
+/// process group was killed: a process that left the group (`setsid`) may
+/// hold the pipes open for ever, and is then left to itself.
+const KILLED_GRACE: Duration = Duration::from_millis(500);
+
+/// Feeds `stdin` to a started function and collects its output and exit;
+/// at the deadline, kills its process group.
 fn finish(
     child: &mut std::process::Child,
     stdin: &[u8],
     timeout: Duration,
 ) -> Result<ProcessOutput, ExecError> {
-    let mut child_stdin = child.stdin.take().expect("piped stdin");
-    let mut child_stdout = child.stdout.take().expect("piped stdout");
-    let mut child_stderr = child.stderr.take().expect("piped stderr");
-    widen_pipe(&child_stdin, stdin.len());
-    widen_pipe(&child_stdout, stdin.len());
-    // A function's output is usually about as long as its input.
-    let expected = stdin.len();
-    // Feed stdin and drain both outputs on their own threads so no pipe
-    // fills up, while this thread enforces the timeout.
-    let deadline = Instant::now() + timeout;
-    let (stdout, stderr, status) = std::thread::scope(|s| {
-        s.spawn(move || {
-            // A function may exit without reading all its input.
-            let _ = child_stdin.write_all(stdin);
-        });
-        let (closed, stdout_closed) = std::sync::mpsc::channel();
-        let out = s.spawn(move || {
-            let bytes = read_all(&mut child_stdout, expected);
-            let _ = closed.send(());
-            bytes
-        });
-        let err = s.spawn(move || read_all(&mut child_stderr, 0));
-        // A function's stdout closes when it exits: waiting for that first
-        // finds the exit at once instead of at the next poll.
-        let _ = stdout_closed.recv_timeout(deadline.saturating_duration_since(Instant::now()));
-        let status = wait_until(child, deadline, timeout);
-        (
-            out.join().unwrap_or_default(),
-            err.join().unwrap_or_default(),
-            status,
-        )
-    });
-    let status = status?;
+    let mut pipes = match Pipes::new(child, stdin) {
+        Ok(pipes) => pipes,
+        Err(e) => {
+            kill_group(child.id());
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
+    // A timeout too long for the clock is no timeout.
+    let deadline = Instant::now()
+        .checked_add(timeout)
+        .unwrap_or_else(|| Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600));
+    let drained = pipes.pump(deadline);
+    let status = match drained {
+        Ok(()) => wait_until(child, deadline).inspect_err(|_| {
+            kill_group(child.id());
+            let _ = child.wait();
+        })?,
+        Err(Expired) => None,
+    };
+    let Some(status) = status else {
+        kill_group(child.id());
+        let _ = pipes.pump(Instant::now() + KILLED_GRACE);
+        let _ = child.wait();
+        return Err(ExecError::Timeout(timeout));
+    };
     Ok(ProcessOutput {
-        stdout,
-        stderr,
+        stdout: pipes.stdout.bytes,
+        stderr: pipes.stderr.bytes,
         exit_code: status.code(),
     })
 }
 
-fn read_all(r: &mut impl Read, expected: usize) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(expected);
-    let _ = r.read_to_end(&mut buf);
-    buf
+/// The deadline passed.
+struct Expired;
+
+/// A function's three pipes, non-blocking, driven by poll(2) from one
+/// thread: stdin is written while stdout and stderr are read, so no pipe
+/// fills up, and the deadline is kept whatever the function does with its
+/// pipes.
+struct Pipes<'a> {
+    stdin: Option<std::process::ChildStdin>,
+    input: &'a [u8],
+    stdout: Drain<std::process::ChildStdout>,
+    stderr: Drain<std::process::ChildStderr>,
+}
+
+/// An output pipe and what was read from it.
+struct Drain<R> {
+    pipe: Option<R>,
+    bytes: Vec<u8>,
+}
+
+impl<'a> Pipes<'a> {
+    fn new(child: &mut std::process::Child, input: &'a [u8]) -> Result<Self, ExecError> {
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        widen_pipe(&stdin, input.len());
+        widen_pipe(&stdout, input.len());
+        for fd in [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()] {
+            set_nonblocking(fd).map_err(|e| ExecError::Start(format!("pipe: {e}")))?;
+        }
+        let stdin = (!input.is_empty()).then_some(stdin);
+        Ok(Pipes {
+            stdin,
+            input,
+            // A function's output is usually about as long as its input.
+            stdout: Drain::new(stdout, input.len()),
+            stderr: Drain::new(stderr, 0),
+        })
+    }
+
+    /// Moves bytes until stdout and stderr are closed, or `deadline`.
+    fn pump(&mut self, deadline: Instant) -> Result<(), Expired> {
+        loop {
+            let mut fds = Vec::with_capacity(3);
+            if let Some(stdin) = &self.stdin {
+                fds.push(pollfd(stdin.as_raw_fd(), libc::POLLOUT));
+            }
+            for fd in [self.stdout.fd(), self.stderr.fd()].into_iter().flatten() {
+                fds.push(pollfd(fd, libc::POLLIN));
+            }
+            if self.stdout.pipe.is_none() && self.stderr.pipe.is_none() {
+                // A function may exit without reading all its input.
+                self.stdin = None;
+                return Ok(());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Expired);
+            }
+            // Rounded up, so the last poll does not end just short of it.
+            let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+            // SAFETY: `fds` is a live array of `fds.len()` pollfds.
+            let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+            if ready <= 0 {
+                continue; // EINTR, or the timeout: checked above
+            }
+            self.write_stdin();
+            self.stdout.read();
+            self.stderr.read();
+        }
+    }
+
+    /// Writes what the pipe takes; closes stdin once all is written or the
+    /// function closed its end.
+    fn write_stdin(&mut self) {
+        let Some(stdin) = &mut self.stdin else { return };
+        loop {
+            match stdin.write(self.input) {
+                Ok(n) => {
+                    self.input = &self.input[n..];
+                    if self.input.is_empty() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        self.stdin = None;
+    }
+}
+
+impl<R: Read + AsRawFd> Drain<R> {
+    fn new(pipe: R, expected: usize) -> Self {
+        Drain {
+            pipe: Some(pipe),
+            bytes: Vec::with_capacity(expected),
+        }
+    }
+
+    fn fd(&self) -> Option<RawFd> {
+        self.pipe.as_ref().map(|p| p.as_raw_fd())
+    }
+
+    /// Reads what the pipe holds; closes it at end of file or an error.
+    fn read(&mut self) {
+        const CHUNK: usize = 64 << 10;
+        let Some(pipe) = &mut self.pipe else { return };
+        loop {
+            let len = self.bytes.len();
+            self.bytes.resize(len + CHUNK, 0);
+            let read = pipe.read(&mut self.bytes[len..]);
+            self.bytes.truncate(len + *read.as_ref().unwrap_or(&0));
+            match read {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        self.pipe = None;
+    }
+}
+
+fn pollfd(fd: RawFd, events: libc::c_short) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    }
+}
+
+fn set_nonblocking(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: fcntl(2) on a file descriptor this process owns, no pointers.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Grows the pipe behind `end` towards `len` bytes (up to 1 MiB, the
 /// kernel's default limit for unprivileged processes). With the default
 /// 64 KiB, a ResourceList of megabytes crosses in a hundred turns between
 /// this process and the function, each a wake-up of the other side.
-fn widen_pipe(end: &impl std::os::fd::AsRawFd, len: usize) {
+fn widen_pipe(end: &impl AsRawFd, len: usize) {
     const MAX: usize = 1 << 20;
     const DEFAULT: usize = 64 << 10;
     if len <= DEFAULT {
@@ -249,23 +405,18 @@ fn widen_pipe(end: &impl std::os::fd::AsRawFd, len: usize) {
     unsafe { libc::fcntl(end.as_raw_fd(), libc::F_SETPIPE_SZ, size) };
 }
 
-/// Waits for `child` to exit, killing it at `deadline` (the end of its
-/// `timeout`). Polls, from 50 µs apart (the exit is usually at hand when
-/// this is called) up to 2 ms.
+/// Waits for `child` to exit until `deadline` (`None` then). Polls, from
+/// 50 µs apart (the exit is usually at hand: its outputs have closed) up
+/// to 2 ms.
 fn wait_until(
     child: &mut std::process::Child,
     deadline: Instant,
-    timeout: Duration,
-) -> Result<std::process::ExitStatus, ExecError> {
+) -> Result<Option<std::process::ExitStatus>, ExecError> {
     let mut pause = Duration::from_micros(50);
     loop {
         match child.try_wait() {
-            Ok(Some(status)) => return Ok(status),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(ExecError::Timeout(timeout));
-            }
+            Ok(Some(status)) => return Ok(Some(status)),
+            Ok(None) if Instant::now() >= deadline => return Ok(None),
             Ok(None) => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(2));

@@ -57,6 +57,12 @@ impl Unreachable {
 
 static ENGINE: OnceLock<Result<Engine, Unreachable>> = OnceLock::new();
 
+/// Whether the engine is connected, and so handles SIGINT and SIGTERM
+/// itself: it removes the containers, kills the exec functions and exits.
+pub fn handles_interrupts() -> bool {
+    ENGINE.get().is_some_and(Result::is_ok)
+}
+
 /// The engine, connecting on first use.
 pub(super) fn get() -> Result<&'static Engine, Unreachable> {
     ENGINE.get_or_init(connect).as_ref().map_err(Clone::clone)
@@ -206,6 +212,7 @@ async fn remove_on_interrupt(docker: Docker) {
         live.interrupted = true;
         live.runs.values().flatten().cloned().collect()
     };
+    crate::fnruntime::exec::kill_running();
     futures_util::future::join_all(ids.iter().map(|id| remove(&docker, id))).await;
     // Runs whose create was in flight remove their container themselves
     // (`Registration::created` tells them); wait for them briefly.

@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use super::exec::ProcessOutput;
 
+pub use engine::handles_interrupts;
 pub use image::PullPolicy;
 
 /// How container functions run (`--allow-network`,
