@@ -6,6 +6,7 @@ mod args;
 mod cache;
 mod diagnostic;
 mod function;
+mod interrupt;
 mod pages;
 mod render;
 mod watch;
@@ -25,12 +26,31 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     pages::small();
     let cli = args::Cli::parse();
+    // Resource trees nest as deep as the YAML parser allows, and the work
+    // on them recurses: every thread that does it gets a stack for that.
+    krmgraph_engine::par::init_global_pool();
+    let mut cli = Some(cli);
+    match krmgraph_engine::par::with_stack(|| run(cli.take().expect("not run yet"))) {
+        Some(code) => code,
+        // No thread with that much address space (`ulimit -v`, strict
+        // overcommit): the system's stack, deep trees or not.
+        None => run(cli.take().expect("the thread did not start")),
+    }
+}
+
+fn run(cli: args::Cli) -> ExitCode {
     match cli.command {
-        args::Command::Render(args) => exit_now(render::run(args)),
+        args::Command::Render(args) => {
+            interrupt::kill_functions_on_signal();
+            exit_now(render::run(args))
+        }
         args::Command::Watch(args) => watch::run(args),
         args::Command::Fn(args::FnCommand::Run(args)) => function::run(args),
         args::Command::Fn(args::FnCommand::List) => function::list(),
-        args::Command::Fn(args::FnCommand::Eval(args)) => exit_now(render::eval(args)),
+        args::Command::Fn(args::FnCommand::Eval(args)) => {
+            interrupt::kill_functions_on_signal();
+            exit_now(render::eval(args))
+        }
         args::Command::Cache(args) => cache::command(args),
         args::Command::Graph(args) => cache::graph(args),
     }

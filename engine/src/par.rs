@@ -6,6 +6,51 @@
 
 use rayon::prelude::*;
 
+/// The stack of every thread that walks resource trees. Trees nest as deep
+/// as go-yaml parses (10,000 flow levels, inside up to 10,000 block
+/// indents), and the walks, comparisons, copies and drops of the kyaml
+/// layer recurse once per level, as Go's do (Go's stacks grow to 1 GiB).
+/// The deepest frames measured take ~2 KB a level in a release build (a
+/// built-in's walk of a 10,000-deep flow map needs 16–32 MiB), several
+/// times that in a debug build. Only the pages a thread touches are
+/// committed: a shallow tree costs what a default stack does.
+pub const STACK_SIZE: usize = 256 << 20;
+
+/// A pool of `threads` threads with [`STACK_SIZE`] stacks.
+pub fn pool(threads: usize) -> Result<rayon::ThreadPool, rayon::ThreadPoolBuildError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .stack_size(STACK_SIZE)
+        .build()
+}
+
+/// Gives rayon's global pool (parallel work outside a render's own pool)
+/// [`STACK_SIZE`] stacks. Call before any parallel work; a pool already
+/// built is left as it is.
+pub fn init_global_pool() {
+    let _ = rayon::ThreadPoolBuilder::new()
+        .stack_size(STACK_SIZE)
+        .build_global();
+}
+
+/// Runs `f` on a thread of its own with a [`STACK_SIZE`] stack (the main
+/// thread's is the system's, often 8 MiB); `None` when no thread can be
+/// started.
+pub fn with_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("krmgraph".into())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(scope, f)
+            .ok()?;
+        Some(
+            thread
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+        )
+    })
+}
+
 /// Below this many items the work runs in a plain loop: handing items to
 /// the pool costs more than the work.
 const MIN_ITEMS: usize = 64;

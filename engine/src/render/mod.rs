@@ -259,12 +259,7 @@ pub fn render(
             .map(|nodes| vec![stepcache::Part::Nodes(nodes)]),
     };
     let pool = (options.jobs > 1)
-        .then(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(options.jobs)
-                .build()
-                .ok()
-        })
+        .then(|| crate::par::pool(options.jobs).ok())
         .flatten();
     let hydrated = match pool {
         Some(pool) => pool.install(|| hydrate(&mut hydrator, &mut ctx)),

@@ -295,6 +295,7 @@ impl<'a> StepCache<'a> {
             let store = Arc::clone(&cache.store);
             std::thread::Builder::new()
                 .name("krmgraph-memos".into())
+                .stack_size(crate::par::STACK_SIZE)
                 .spawn(move || load_item_memo(store.as_ref()))
         });
         let mut imported = 0;

@@ -208,7 +208,20 @@ struct Walk {
     /// Whether comments must keep their places (head comments only where
     /// the parser puts them back).
     comments: bool,
+    /// Inside a flow collection already found to hold no comment: its
+    /// nodes need not be searched again (a search at every level of a
+    /// deep flow collection would take time quadratic in its depth).
+    in_clean_flow: bool,
+    /// Collections open around the node being checked.
+    depth: usize,
 }
+
+/// The deepest nesting the walk models. go-yaml's scanner refuses more
+/// than 10,000 block indents or flow levels, and where a tree lands in a
+/// document (a ResourceList's items, how its collections are written)
+/// decides how close it comes: a deeper tree is declined, so the real
+/// round trip gives its exact result or error.
+const MAX_DEPTH: usize = 9_000;
 
 impl Walk {
     fn root(&mut self, root: &Node) -> bool {
@@ -251,7 +264,7 @@ impl Walk {
         // comments before whatever comes next, where its own parser cannot
         // always read them back; a comment on a value written as nothing
         // (`- # c`) is read as the next node's.
-        place.is_flow() && has_comments(node)
+        place.is_flow() && !self.in_clean_flow && has_comments(node)
             || !node.foot_comment().is_empty()
             || node.line_comment().contains('\n')
             || ![&node.head_comment(), &node.line_comment()]
@@ -271,11 +284,32 @@ impl Walk {
             return false;
         }
         let flow = place.is_flow() || written_in_flow(node);
-        if flow && has_comments(node) || !node.line_comment().is_empty() {
+        if !node.line_comment().is_empty() {
             // A collection's own line comment is written after its last
             // entry, before whatever follows.
             return false;
         }
+        if self.depth >= MAX_DEPTH {
+            return false;
+        }
+        let enters_clean_flow = flow && !self.in_clean_flow;
+        if enters_clean_flow {
+            if has_comments(node) {
+                return false;
+            }
+            self.in_clean_flow = true;
+        }
+        self.depth += 1;
+        let kept = self.children(node, flow);
+        self.depth -= 1;
+        if enters_clean_flow {
+            self.in_clean_flow = false;
+        }
+        kept
+    }
+
+    /// [`collection`](Walk::collection)'s entries.
+    fn children(&mut self, node: &Node, flow: bool) -> bool {
         let (key, value) = child_places(flow);
         if node.kind == Kind::Sequence {
             return node.content.iter().all(|item| self.at(item, value, true));
@@ -467,6 +501,21 @@ mod tests {
 
     fn tree(text: &str) -> Node {
         parse_documents(text.as_bytes()).unwrap().remove(0)
+    }
+
+    #[test]
+    fn declines_trees_nested_near_the_scanners_limit() {
+        let nested = |depth: usize| {
+            let text = format!("x: {}1{}\n", "[".repeat(depth), "]".repeat(depth));
+            // Trees this deep need the stack the CLI's threads have.
+            crate::par::with_stack(|| restyle(&mut tree(&text))).unwrap()
+        };
+        assert!(nested(100));
+        assert!(nested(MAX_DEPTH - 2), "the mapping and its value's lists");
+        assert!(
+            !nested(MAX_DEPTH),
+            "written in block style, deeper than go-yaml reads"
+        );
     }
 
     #[test]
