@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::rnode;
 use super::{yamlio, KyamlError, Result};
+use crate::yaml::aliasing::AliasBudget;
 use crate::yaml::node::tag;
 use crate::yaml::reparse;
 use crate::yaml::resolve::{resolve_plain, Resolved};
@@ -165,6 +166,7 @@ struct Unmarshaler<'a> {
     active_aliases: HashSet<*const Node>,
     terrors: Vec<String>,
     merged_fields: Option<HashSet<GoKey>>,
+    budget: AliasBudget,
 }
 
 impl<'a> Unmarshaler<'a> {
@@ -177,7 +179,21 @@ impl<'a> Unmarshaler<'a> {
             active_aliases: HashSet::new(),
             terrors: Vec::new(),
             merged_fields: None,
+            budget: AliasBudget::default(),
         }
+    }
+
+    /// One `d.unmarshal` call: counted against the alias budget, and one
+    /// level deeper while `decode` runs.
+    fn nested<T>(
+        &mut self,
+        decode: impl FnOnce(&mut Self) -> Result<T, String>,
+    ) -> Result<T, String> {
+        self.budget.decode().map_err(str::to_string)?;
+        self.budget.descend().map_err(str::to_string)?;
+        let decoded = decode(self);
+        self.budget.ascend();
+        decoded
     }
 
     /// The node an alias refers to, with go-yaml's self-reference check.
@@ -186,6 +202,7 @@ impl<'a> Unmarshaler<'a> {
         if !self.active_aliases.insert(key) {
             return Err(format!("yaml: anchor '{}' value contains itself", n.value));
         }
+        self.budget.enter();
         self.alias_targets
             .get(&key)
             .copied()
@@ -194,6 +211,7 @@ impl<'a> Unmarshaler<'a> {
 
     fn leave_alias(&mut self, n: &Node) {
         self.active_aliases.remove(&(n as *const Node));
+        self.budget.leave();
     }
 
     fn top_map(&mut self, n: &'a Node) -> Result<Option<GoValue>, String> {
@@ -203,6 +221,10 @@ impl<'a> Unmarshaler<'a> {
     }
 
     fn top_sequence(&mut self, n: &'a Node) -> Result<Option<GoValue>, String> {
+        self.nested(|u| u.top_sequence_node(n))
+    }
+
+    fn top_sequence_node(&mut self, n: &'a Node) -> Result<Option<GoValue>, String> {
         match n.kind {
             Kind::Alias => {
                 let target = self.enter_alias(n)?;
@@ -221,6 +243,10 @@ impl<'a> Unmarshaler<'a> {
 
     /// `d.unmarshal(n, out)` with `out` an `interface{}`.
     fn iface(&mut self, n: &'a Node) -> Result<Option<GoValue>, String> {
+        self.nested(|u| u.iface_node(n))
+    }
+
+    fn iface_node(&mut self, n: &'a Node) -> Result<Option<GoValue>, String> {
         match n.kind {
             Kind::Document => match n.content.first() {
                 Some(c) if n.content.len() == 1 => self.iface(c),
@@ -262,6 +288,15 @@ impl<'a> Unmarshaler<'a> {
 
     /// `d.unmarshal(n, out)` with `out` an existing `map[string]interface{}`.
     fn decode_into_map(
+        &mut self,
+        n: &'a Node,
+        map: &mut BTreeMap<Vec<u8>, GoValue>,
+        type_name: &str,
+    ) -> Result<bool, String> {
+        self.nested(|u| u.decode_node_into_map(n, map, type_name))
+    }
+
+    fn decode_node_into_map(
         &mut self,
         n: &'a Node,
         map: &mut BTreeMap<Vec<u8>, GoValue>,
@@ -438,6 +473,10 @@ impl<'a> Unmarshaler<'a> {
     /// A key decoded into a Go `string`: the scalar's text (`!!binary`
     /// decoded); null keys are skipped; collections are errors.
     fn string_key(&mut self, n: &'a Node) -> Result<Option<Vec<u8>>, String> {
+        self.nested(|u| u.string_key_node(n))
+    }
+
+    fn string_key_node(&mut self, n: &'a Node) -> Result<Option<Vec<u8>>, String> {
         match n.kind {
             Kind::Alias => {
                 let target = self.enter_alias(n)?;

@@ -13,10 +13,12 @@
 //! - [`scanner`] and [`parser`]: bytes to tokens to events, with comments.
 //! - [`node`]: the document model.
 //! - [`decode`]: events to [`Node`] trees, and go-yaml's error messages.
+//! - [`aliasing`]: the limit on alias expansion for decoders that expand.
 //! - [`resolve`]: implicit tag resolution (`123` is `!!int`).
 //! - [`encode`]: [`Node`] trees to events.
 //! - [`emitter`]: events to bytes.
 
+pub mod aliasing;
 pub mod chars;
 pub mod debug;
 pub mod decode;

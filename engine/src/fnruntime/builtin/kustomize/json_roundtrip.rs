@@ -141,9 +141,46 @@ fn normalize_through_text(item: &mut Node) -> Result<(), RunError> {
             None => message,
         })
     })?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|e| RunError::Json(e.to_string()))?;
+    let value = decode_json(&bytes)?;
     set_root(item, to_node(&value));
     Ok(())
+}
+
+/// go-yaml v2's limit on flow levels, which `JSONToYAML` meets first.
+const MAX_FLOW_LEVEL: usize = 10_000;
+
+/// The JSON `encode_resource` wrote, as go-yaml v2 reads it in
+/// `JSONToYAML`: nested as deep as its scanner allows (serde_json's own
+/// limit, 128 levels, would refuse what kpt renders).
+fn decode_json(bytes: &[u8]) -> Result<Value, RunError> {
+    if json_depth(bytes) > MAX_FLOW_LEVEL {
+        return Err(RunError::Json(format!(
+            "yaml: line 1: exceeded max depth of {MAX_FLOW_LEVEL}"
+        )));
+    }
+    let mut decoder = serde_json::Deserializer::from_slice(bytes);
+    decoder.disable_recursion_limit();
+    serde::Deserialize::deserialize(&mut decoder).map_err(|e| RunError::Json(e.to_string()))
+}
+
+/// How deep the arrays and objects of JSON text nest.
+fn json_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in bytes {
+        match (in_string, b) {
+            (true, _) if escaped => escaped = false,
+            (true, b'\\') => escaped = true,
+            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (false, b'[' | b'{') => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            (false, b']' | b'}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// [`to_node`] of the JSON that `encoding/json` writes for `value`. It
@@ -550,5 +587,24 @@ mod tests {
         let refused = crate::kyaml::rnode::tests::parse("kind: A\nx: .inf\n");
         assert!(normalized_from_values(&refused).is_none());
         assert!(normalize_through_text(&mut refused.clone()).is_err());
+    }
+}
+
+#[cfg(test)]
+mod depth_tests {
+    use super::*;
+
+    #[test]
+    fn json_nests_as_deep_as_go_yaml_v2_reads() {
+        assert_eq!(json_depth(br#"{"a": [1, {"b": "[[[{"}], "c": "\"]"}"#), 3);
+        let nested = |depth: usize| format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        // serde_json alone stops at 128 levels.
+        let deep = crate::par::with_stack(|| decode_json(nested(5_000).as_bytes()).is_ok());
+        assert_eq!(deep, Some(true));
+        let error = decode_json(nested(MAX_FLOW_LEVEL + 1).as_bytes()).unwrap_err();
+        assert!(
+            error.to_string().contains("exceeded max depth of 10000"),
+            "{error}"
+        );
     }
 }

@@ -20,6 +20,7 @@ use starlark::values::dict::AllocDict;
 use starlark::values::list::AllocList;
 use starlark::values::{Heap, Value};
 
+use crate::yaml::aliasing::AliasBudget;
 use crate::yaml::node::{short_tag, tag};
 use crate::yaml::resolve::{resolve_plain, Resolved};
 use crate::yaml::{Kind, Node};
@@ -30,6 +31,8 @@ pub struct ToStarlark<'a, 'v> {
     anchors: HashMap<&'a str, &'a Node>,
     /// Alias depth, to stop a self-referencing anchor.
     depth: usize,
+    /// Stops an alias bomb as go-yaml's `yaml.Unmarshal` does.
+    budget: AliasBudget,
 }
 
 /// The deepest alias nesting followed before giving up (a self-referencing
@@ -43,51 +46,65 @@ impl<'a, 'v> ToStarlark<'a, 'v> {
             heap,
             anchors: HashMap::new(),
             depth: 0,
+            budget: AliasBudget::default(),
         }
     }
 
-    /// The value of one document or node (anchors are per node tree).
-    pub fn value(&mut self, node: &'a Node) -> Value<'v> {
+    /// The value of one document or node (anchors are per node tree); the
+    /// error when its aliases expand too far
+    /// ([`EXCESSIVE_ALIASING`](crate::yaml::aliasing::EXCESSIVE_ALIASING)).
+    pub fn value(&mut self, node: &'a Node) -> Result<Value<'v>, &'static str> {
         self.anchors.clear();
         collect_anchors(node, &mut self.anchors);
         self.convert(node)
     }
 
-    fn convert(&mut self, node: &'a Node) -> Value<'v> {
-        match node.kind {
+    fn convert(&mut self, node: &'a Node) -> Result<Value<'v>, &'static str> {
+        self.budget.decode()?;
+        self.budget.descend()?;
+        let value = self.convert_node(node);
+        self.budget.ascend();
+        value
+    }
+
+    fn convert_node(&mut self, node: &'a Node) -> Result<Value<'v>, &'static str> {
+        Ok(match node.kind {
             Kind::Document => match node.content.first() {
-                Some(root) => self.convert(root),
+                Some(root) => self.convert(root)?,
                 None => Value::new_none(),
             },
-            Kind::Alias => self.alias(node),
+            Kind::Alias => self.alias(node)?,
             Kind::Scalar => self.scalar(node),
             Kind::Sequence => {
-                let items: Vec<Value<'v>> = node.content.iter().map(|n| self.convert(n)).collect();
+                let items = node.content.iter().map(|n| self.convert(n));
+                let items = items.collect::<Result<Vec<Value<'v>>, _>>()?;
                 self.heap.alloc(AllocList(items))
             }
             Kind::Mapping => {
-                let pairs = self.pairs(node);
+                let pairs = self.pairs(node)?;
                 self.heap.alloc(AllocDict(pairs))
             }
-        }
+        })
     }
 
-    fn alias(&mut self, node: &'a Node) -> Value<'v> {
+    fn alias(&mut self, node: &'a Node) -> Result<Value<'v>, &'static str> {
         let Some(target) = self.anchors.get(node.value.as_str()).copied() else {
-            return Value::new_none();
+            return Ok(Value::new_none());
         };
         if self.depth >= MAX_ALIAS_DEPTH {
-            return Value::new_none();
+            return Ok(Value::new_none());
         }
         self.depth += 1;
+        self.budget.enter();
         let v = self.convert(target);
+        self.budget.leave();
         self.depth -= 1;
         v
     }
 
     /// The key/value pairs of a mapping, merge keys expanded after the
     /// mapping's own keys (go-yaml lets explicit keys win).
-    fn pairs(&mut self, node: &'a Node) -> Vec<(Value<'v>, Value<'v>)> {
+    fn pairs(&mut self, node: &'a Node) -> Result<Vec<(Value<'v>, Value<'v>)>, &'static str> {
         let mut pairs = Vec::with_capacity(node.content.len() / 2);
         let mut merges = Vec::new();
         for kv in node.content.chunks_exact(2) {
@@ -95,25 +112,40 @@ impl<'a, 'v> ToStarlark<'a, 'v> {
                 merges.push(&kv[1]);
                 continue;
             }
-            pairs.push((self.convert(&kv[0]), self.convert(&kv[1])));
+            pairs.push((self.convert(&kv[0])?, self.convert(&kv[1])?));
         }
         for merge in merges {
-            self.merge_into(merge, &mut pairs);
+            self.merge_into(merge, &mut pairs)?;
         }
-        pairs
+        Ok(pairs)
     }
 
-    fn merge_into(&mut self, merge: &'a Node, pairs: &mut Vec<(Value<'v>, Value<'v>)>) {
-        let source = match merge.kind {
-            Kind::Alias => match self.anchors.get(merge.value.as_str()).copied() {
-                Some(target) => target,
-                None => return,
-            },
-            _ => merge,
+    fn merge_into(
+        &mut self,
+        merge: &'a Node,
+        pairs: &mut Vec<(Value<'v>, Value<'v>)>,
+    ) -> Result<(), &'static str> {
+        self.budget.decode()?;
+        if merge.kind != Kind::Alias {
+            return self.merge_source_into(merge, pairs);
+        }
+        let Some(target) = self.anchors.get(merge.value.as_str()).copied() else {
+            return Ok(());
         };
+        self.budget.enter();
+        let merged = self.merge_source_into(target, pairs);
+        self.budget.leave();
+        merged
+    }
+
+    fn merge_source_into(
+        &mut self,
+        source: &'a Node,
+        pairs: &mut Vec<(Value<'v>, Value<'v>)>,
+    ) -> Result<(), &'static str> {
         match source.kind {
             Kind::Mapping => {
-                for (k, v) in self.pairs(source) {
+                for (k, v) in self.pairs(source)? {
                     if !pairs
                         .iter()
                         .any(|(have, _)| have.equals(k).unwrap_or(false))
@@ -124,11 +156,12 @@ impl<'a, 'v> ToStarlark<'a, 'v> {
             }
             Kind::Sequence => {
                 for item in &source.content {
-                    self.merge_into(item, pairs);
+                    self.merge_into(item, pairs)?;
                 }
             }
             _ => {}
         }
+        Ok(())
     }
 
     fn scalar(&mut self, node: &Node) -> Value<'v> {

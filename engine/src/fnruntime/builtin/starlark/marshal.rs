@@ -38,10 +38,25 @@ pub enum MarshalError {
     /// An int outside Go's `int64`.
     #[error("int {0} out of range")]
     IntRange(String),
+    /// Lists and dicts nested deeper than any parsed tree (a list that
+    /// contains itself, say), which Go follows until its stack overflows.
+    #[error("value nests deeper than {MAX_DEPTH} levels (does a list or dict contain itself?)")]
+    TooDeep,
 }
+
+/// How deep a value may nest: deeper than any tree the YAML parser gives
+/// (`yaml::aliasing::MAX_DEPTH`), so only values a script built reach it.
+const MAX_DEPTH: usize = 25_000;
 
 /// The YAML node for `value`.
 pub fn to_node(value: Value) -> Result<Node, MarshalError> {
+    to_node_at(value, 0)
+}
+
+fn to_node_at(value: Value, depth: usize) -> Result<Node, MarshalError> {
+    if depth > MAX_DEPTH {
+        return Err(MarshalError::TooDeep);
+    }
     if value.is_none() {
         return Ok(scalar("null", tag::NULL));
     }
@@ -52,13 +67,13 @@ pub fn to_node(value: Value) -> Result<Node, MarshalError> {
         return Ok(go_string_node(s));
     }
     if let Some(list) = ListRef::from_value(value) {
-        return sequence(list.content());
+        return sequence(list.content(), depth);
     }
     if let Some(tuple) = TupleRef::from_value(value) {
-        return sequence(tuple.content());
+        return sequence(tuple.content(), depth);
     }
     if let Some(dict) = DictRef::from_value(value) {
-        return mapping(&dict);
+        return mapping(&dict, depth);
     }
     if let Some(f) = value.downcast_ref::<StarlarkFloat>() {
         return Ok(scalar(&go_float(f.0), tag::FLOAT));
@@ -81,19 +96,20 @@ fn scalar(value: &str, tag: &str) -> Node {
     }
 }
 
-fn sequence(items: &[Value]) -> Result<Node, MarshalError> {
+fn sequence(items: &[Value], depth: usize) -> Result<Node, MarshalError> {
     let mut seq = Node::sequence();
     seq.content = items
         .iter()
-        .map(|v| to_node(*v))
+        .map(|v| to_node_at(*v, depth + 1))
         .collect::<Result<_, _>>()?;
     Ok(seq)
 }
 
-fn mapping(dict: &DictRef) -> Result<Node, MarshalError> {
+fn mapping(dict: &DictRef, depth: usize) -> Result<Node, MarshalError> {
     let mut entries = Vec::with_capacity(dict.len());
     for (k, v) in dict.iter() {
-        entries.push((SortKey::of(k), to_node(k)?, to_node(v)?));
+        let (key, value) = (to_node_at(k, depth + 1)?, to_node_at(v, depth + 1)?);
+        entries.push((SortKey::of(k), key, value));
     }
     // Go's sort.Sort is not stable, but keys of one map are distinct.
     entries.sort_by(|a, b| a.0.cmp(&b.0));

@@ -102,7 +102,7 @@ fn evaluate(
     let globals = globals();
     Module::with_temp_heap(|module| {
         let heap = module.heap();
-        let resource_list = resource_list(heap, items, function_config);
+        let resource_list = resource_list(heap, items, function_config)?;
         let empty = || heap.alloc(AllocDict(Vec::<(Value, Value)>::new()));
         let ctx = heap.alloc(AllocStruct([
             ("resource_list", resource_list),
@@ -112,6 +112,11 @@ fn evaluate(
         module.set("ctx", ctx);
         let mut eval = Evaluator::new(&module);
         eval.set_print_handler(printed);
+        // The collector moves values between top-level statements (once the
+        // heap passes 100 KB), which would leave `resource_list` pointing
+        // at freed memory; a script may also rebind `ctx`, so the module
+        // cannot give it back either. The heap is dropped after the run.
+        eval.disable_gc();
         eval.eval_module(ast, globals)
             .map_err(|e| go_message(&config.name, &source, &e))?;
         read_items(resource_list)
@@ -119,9 +124,15 @@ fn evaluate(
 }
 
 /// `ctx.resource_list`: the ResourceList the filter hands the script.
-fn resource_list<'v>(heap: Heap<'v>, items: &[Node], function_config: Option<&Node>) -> Value<'v> {
+/// The error when aliases in them expand too far, as go-yaml's.
+fn resource_list<'v>(
+    heap: Heap<'v>,
+    items: &[Node],
+    function_config: Option<&Node>,
+) -> Result<Value<'v>, String> {
     let mut to = ToStarlark::new(heap);
-    let items: Vec<Value> = items.iter().map(|n| to.value(n)).collect();
+    let items = items.iter().map(|n| to.value(n));
+    let items = items.collect::<Result<Vec<Value>, _>>()?;
     let mut pairs: Vec<(Value, Value)> = vec![
         (
             heap.alloc("apiVersion"),
@@ -131,9 +142,9 @@ fn resource_list<'v>(heap: Heap<'v>, items: &[Node], function_config: Option<&No
         (heap.alloc("items"), heap.alloc(AllocList(items))),
     ];
     if let Some(fc) = function_config {
-        pairs.push((heap.alloc("functionConfig"), to.value(fc)));
+        pairs.push((heap.alloc("functionConfig"), to.value(fc)?));
     }
-    heap.alloc(AllocDict(pairs))
+    Ok(heap.alloc(AllocDict(pairs)))
 }
 
 /// The items after the run. Go marshals the value and kyaml takes the
