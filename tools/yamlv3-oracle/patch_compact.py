@@ -1,4 +1,7 @@
-"""Applies kyaml's compact sequence indent patch (sigs.k8s.io/yaml goyaml.v3) to go-yaml v3."""
+"""Applies kyaml's patches to go-yaml v3 (sigs.k8s.io/yaml goyaml.v3, the
+fork kpt's kyaml uses): the compact sequence indent, and the line break
+after a block scalar's header (go-yaml issue 755, not in Debian's 3.0.1:
+a literal or folded value that starts with a line break keeps it)."""
 import sys, os
 d = sys.argv[1]
 def edit(name, pairs):
@@ -29,3 +32,24 @@ edit('yaml.go', [('// Close closes the encoder', '''func (e *Encoder) CompactSeq
 func (e *Encoder) DefaultSeqIndent() { e.encoder.emitter.compact_sequence_indent = false }
 
 // Close closes the encoder''')])
+edit('emitterc.go', [('''func yaml_emitter_process_line_comment(emitter *yaml_emitter_t) bool {
+	if len(emitter.line_comment) == 0 {
+		return true
+	}''', '''func yaml_emitter_process_line_comment(emitter *yaml_emitter_t) bool {
+	return yaml_emitter_process_line_comment_linebreak(emitter, false)
+}
+
+func yaml_emitter_process_line_comment_linebreak(emitter *yaml_emitter_t, linebreak bool) bool {
+	if len(emitter.line_comment) == 0 {
+		if linebreak && !put_break(emitter) {
+			return false
+		}
+		return true
+	}''')])
+s = open(os.path.join(d, 'emitterc.go')).read()
+for writer in ('literal', 'folded'):
+    head = 'func yaml_emitter_write_%s_scalar(' % writer
+    i = s.index(head)
+    j = s.index('yaml_emitter_process_line_comment(emitter)', i)
+    s = s[:j] + 'yaml_emitter_process_line_comment_linebreak(emitter, true)' + s[j + len('yaml_emitter_process_line_comment(emitter)'):]
+open(os.path.join(d, 'emitterc.go'), 'w').write(s)

@@ -430,7 +430,7 @@ impl Emitter {
     pub(crate) fn write_literal_scalar(&mut self, value: &[u8]) {
         self.write_indicator(b"|", true, false, false);
         self.write_block_scalar_hints(value);
-        self.process_line_comment();
+        self.process_line_comment_linebreak();
         //emitter.indention = true
         self.whitespace = true;
         let mut breaks = true;
@@ -458,7 +458,7 @@ impl Emitter {
     pub(crate) fn write_folded_scalar(&mut self, value: &[u8]) {
         self.write_indicator(b">", true, false, false);
         self.write_block_scalar_hints(value);
-        self.process_line_comment();
+        self.process_line_comment_linebreak();
 
         //emitter.indention = true
         self.whitespace = true;
@@ -537,6 +537,19 @@ impl Emitter {
     #[inline]
     pub(super) fn process_line_comment(&mut self) {
         if !self.line_comment.is_empty() {
+            self.write_line_comment();
+        }
+    }
+
+    /// `yaml_emitter_process_line_comment_linebreak(emitter, true)` of
+    /// kyaml's go-yaml (after go-yaml issue 755, not in the v3.0.1 tag):
+    /// after a block scalar's header, a line break even without a comment,
+    /// so that a value starting with a line break keeps it (`|2` then an
+    /// empty line); before, the value's first break ended the header line.
+    pub(super) fn process_line_comment_linebreak(&mut self) {
+        if self.line_comment.is_empty() {
+            self.put_break();
+        } else {
             self.write_line_comment();
         }
     }
