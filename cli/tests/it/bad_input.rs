@@ -404,6 +404,44 @@ fn malformed_yaml_anywhere_in_the_tree() {
     }
 }
 
+/// Bytes the YAML reader refuses before it scans anything, which go-yaml
+/// reports without a line (kpt: `yaml: invalid leading UTF-8 octet`):
+/// (case, file bytes, where the snippet must point, kpt's words).
+const BAD_BYTES_CASES: &[(&str, &[u8], &str, &str)] = &[
+    (
+        "invalid UTF-8 at the start of a line",
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n\xff\xfe: x\n",
+        "bad.yaml:6:1",
+        "invalid leading UTF-8 octet",
+    ),
+    (
+        "a NUL inside a value",
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\x00b\ndata: {}\n",
+        "bad.yaml:4:10",
+        "control characters are not allowed",
+    ),
+    (
+        "invalid UTF-8 after multi-byte characters",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  é: 'ü\u{80}".as_bytes(),
+        "bad.yaml:6:8",
+        "control characters are not allowed",
+    ),
+];
+
+#[test]
+fn bad_bytes_are_reported_where_they_are() {
+    for (case, bytes, at, words) in BAD_BYTES_CASES {
+        let build = |pkg: &Path| {
+            base_tree(pkg, "");
+            std::fs::write(pkg.join("bad.yaml"), bytes).unwrap();
+        };
+        println!("case: {case}");
+        let (kpt, ours) =
+            Runner::default().both("bad_bytes_are_reported_where_they_are", &build, &[]);
+        assert_failure(kpt, ours, &[at, words]);
+    }
+}
+
 #[test]
 fn malformed_json_in_subpackage() {
     let build = |pkg: &Path| {

@@ -183,7 +183,7 @@ pub fn parse(dir: &Path, bytes: &[u8]) -> Result<Kptfile, KptfileError> {
             return Err(KptfileError::Unreadable {
                 dir: dir.to_path_buf(),
                 details: e.to_string(),
-                mark: Some(e.position()),
+                mark: Some(e.position_in(bytes)),
             })
         }
     };

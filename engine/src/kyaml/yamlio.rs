@@ -13,7 +13,7 @@ pub(crate) fn decode_first_document(input: &[u8]) -> Result<Option<Node>> {
         .next_document()
         .map_err(|e| KyamlError::MalformedYaml {
             message: e.to_string(),
-            mark: e.position(),
+            mark: e.position_in(input),
         })
 }
 

@@ -99,6 +99,27 @@ impl YamlError {
         (m.line, m.column)
     }
 
+    /// [`position`](YamlError::position) in `input`, the bytes that were
+    /// decoded: a reader error (bad UTF-8, a control character) has no
+    /// mark, only the byte offset of the bad input, which this turns into
+    /// a line and a character column.
+    pub fn position_in(&self, input: &[u8]) -> (usize, usize) {
+        if self.0.kind != ErrorType::Reader {
+            return self.position();
+        }
+        let offset = self.0.problem_offset.min(input.len());
+        let before = &input[..offset];
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let line = before.iter().filter(|&&b| b == b'\n').count();
+        let column = String::from_utf8_lossy(&before[line_start..])
+            .chars()
+            .count();
+        (line, column)
+    }
+
     /// Where the problem is (0-based line and column, as in go-yaml).
     pub fn problem_mark(&self) -> Mark {
         self.0.problem_mark
