@@ -12,12 +12,13 @@
 //! spot.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use crate::{BlobInfo, Digest, Error, Result};
+use crate::error::What;
+use crate::{files, BlobInfo, Digest, Error, Repair, Result};
 
 /// Numbers temp files within this process; the pid separates processes.
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -30,15 +31,26 @@ pub(crate) struct BlobDir {
 }
 
 impl BlobDir {
-    /// Opens (creating) `<dir>/blobs` and `<dir>/tmp`.
-    pub(crate) fn open(dir: &Path) -> io::Result<BlobDir> {
-        let blobs = BlobDir {
+    /// Opens (creating) `<dir>/blobs` and `<dir>/tmp`, which must be
+    /// directories of the cache's own: a symlink there (even to a
+    /// directory) is an [`Error::Open`] saying so. gc, verify and clear
+    /// remove such a link rather than work through it, which would orphan
+    /// whatever a render had written through it.
+    pub(crate) fn open(dir: &Path) -> Result<BlobDir> {
+        let blobs = BlobDir::at(dir);
+        for sub in [&blobs.root, &blobs.tmp] {
+            files::create_own_dir(sub).map_err(|e| Error::open_at(dir, What::Create, sub, e))?;
+        }
+        Ok(blobs)
+    }
+
+    /// The blob directories of `dir`, neither created nor checked: for a
+    /// read-only look.
+    pub(crate) fn at(dir: &Path) -> BlobDir {
+        BlobDir {
             root: dir.join("blobs"),
             tmp: dir.join("tmp"),
-        };
-        fs::create_dir_all(&blobs.root)?;
-        fs::create_dir_all(&blobs.tmp)?;
-        Ok(blobs)
+        }
     }
 
     /// The file of blob `digest`.
@@ -47,23 +59,42 @@ impl BlobDir {
         self.root.join(&hex[..2]).join(&hex[2..])
     }
 
-    /// The verified bytes of blob `digest`, or `None` (and the file removed)
-    /// when it is missing or does not hash to `digest`.
-    pub(crate) fn get(&self, digest: &Digest) -> Option<Vec<u8>> {
+    /// The verified bytes of blob `digest`, whose record says it holds
+    /// `size` bytes; `None` (and the file removed) when it is missing, not
+    /// a regular file, of another size, or does not hash to `digest`. The
+    /// size is checked before anything is read, so a huge foreign file
+    /// costs no memory.
+    pub(crate) fn get(&self, digest: &Digest, size: u64) -> Option<Vec<u8>> {
         let path = self.path(digest);
-        match fs::read(&path) {
-            Ok(bytes) if Digest::of(&bytes) == *digest => Some(bytes),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            // Wrong bytes or unreadable: drop it so the next put rewrites it.
-            // A failed removal changes nothing for the caller: still a miss.
+        let bytes = match files::open_regular(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
+            Ok((file, len)) if len == size => read_exactly(file, size),
+            _ => None,
+        };
+        match bytes {
+            Some(bytes) if Digest::of(&bytes) == *digest => Some(bytes),
+            // Wrong size, wrong bytes or unreadable: drop it so the next put
+            // rewrites it. A failed removal changes nothing for the caller:
+            // still a miss.
             _ => {
-                let _ = match fs::symlink_metadata(&path) {
-                    Ok(meta) if meta.is_dir() => fs::remove_dir_all(&path),
-                    _ => fs::remove_file(&path),
-                };
+                let _ = files::remove_any(&path);
                 None
             }
         }
+    }
+
+    /// Whether blob `digest` hashes to its name, read as a stream in a
+    /// fixed buffer (memory stays bounded whatever the file's size). A bad
+    /// one is removed when `remove`; `Err` only when that removal fails.
+    pub(crate) fn check(&self, digest: &Digest, remove: bool) -> Result<bool> {
+        let path = self.path(digest);
+        if hash_file(&path).is_ok_and(|d| d == *digest) {
+            return Ok(true);
+        }
+        if remove {
+            files::remove_any(&path).map_err(|e| Error::io(&path, e))?;
+        }
+        Ok(false)
     }
 
     /// Stores `content` and returns its digest.
@@ -83,7 +114,7 @@ impl BlobDir {
         let path = self.path(&digest);
         // Same name means same bytes, so an existing file of the right length
         // is kept; a wrong length is a damaged file and is replaced.
-        if fs::metadata(&path).is_ok_and(|m| m.is_file() && m.len() == len as u64) {
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() == len as u64) {
             return Ok(digest);
         }
         let (tmp_path, mut file) = self.create_tmp(&digest)?;
@@ -98,9 +129,9 @@ impl BlobDir {
         written.map(|()| digest)
     }
 
-    /// Whether a file for `digest` exists (not verified).
+    /// Whether a regular file for `digest` exists (not verified).
     pub(crate) fn contains(&self, digest: &Digest) -> bool {
-        self.path(digest).is_file()
+        fs::symlink_metadata(self.path(digest)).is_ok_and(|m| m.is_file())
     }
 
     /// Removes blob `digest`; `false` if it was not there.
@@ -114,14 +145,16 @@ impl BlobDir {
     }
 
     /// Every blob file with its size. Files whose names are not a digest
-    /// are not the store's and are left alone.
+    /// are not the store's and are left alone; a fan-out directory that is
+    /// a symlink is not followed (it could lead out of the cache, where gc
+    /// and verify must not remove anything).
     pub(crate) fn list(&self) -> Result<Vec<BlobInfo>> {
         let mut blobs = Vec::new();
         for fan in read_dir(&self.root)? {
-            let Some(prefix) = fan.file_name().to_str().map(str::to_owned) else {
+            let Some(prefix) = fan_prefix(&fan) else {
                 continue;
             };
-            if prefix.len() != 2 || !fan.path().is_dir() {
+            if !fan.file_type().is_ok_and(|t| t.is_dir()) {
                 continue;
             }
             for entry in read_dir(&fan.path())? {
@@ -133,6 +166,7 @@ impl BlobDir {
                     continue;
                 };
                 // A blob removed since read_dir is simply not listed.
+                // `DirEntry::metadata` does not follow a symlink.
                 if let Ok(meta) = entry.metadata() {
                     blobs.push(BlobInfo {
                         digest,
@@ -145,17 +179,40 @@ impl BlobDir {
         Ok(blobs)
     }
 
-    /// Removes every blob and temp file.
-    pub(crate) fn clear(&self) -> Result<()> {
-        for dir in [&self.root, &self.tmp] {
-            match fs::remove_dir_all(dir) {
-                Ok(()) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(dir, e)),
+    /// Removes what stands where a fan-out directory belongs but is not a
+    /// directory (a file, a symlink): a put into that fan would fail.
+    pub(crate) fn repair_fans(&self) -> Result<Vec<Repair>> {
+        let mut repaired = Vec::new();
+        for fan in read_dir(&self.root)? {
+            if fan_prefix(&fan).is_none() || fan.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
             }
-            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            let path = fan.path();
+            let Ok(meta) = fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let what = files::describe(&path, &meta);
+            files::remove_any(&path).map_err(|e| Error::io(&path, e))?;
+            repaired.push(Repair::new(
+                path,
+                format!("{what} where a blob directory belongs"),
+            ));
         }
-        Ok(())
+        Ok(repaired)
+    }
+
+    /// Removes everything in `blobs/` and `tmp/` (whatever it is, not
+    /// following symlinks) and creates them again, empty. Goes on past a
+    /// failure; returns the first.
+    pub(crate) fn clear(&self) -> Result<()> {
+        let mut first = Ok(());
+        for dir in [&self.root, &self.tmp] {
+            let cleared = files::remove_any(dir).and_then(|()| files::create_own_dir(dir));
+            if let Err(e) = cleared {
+                first = first.and(Err(Error::io(dir, e)));
+            }
+        }
+        first
     }
 
     /// Removes temp files older than `age`: leftovers of a crashed writer.
@@ -193,9 +250,34 @@ impl BlobDir {
         let Some(fan) = path.parent() else {
             return Err(Error::io(path, io::ErrorKind::InvalidInput.into()));
         };
-        fs::create_dir_all(fan).map_err(|e| Error::io(fan, e))?;
+        // Not through a symlink either: `repair_fans` removes one.
+        files::create_own_dir(fan).map_err(|e| Error::io(fan, e))?;
         fs::rename(tmp_path, path).map_err(|e| Error::io(path, e))
     }
+}
+
+/// The two hex digits of a fan-out directory's name, if it has that name.
+fn fan_prefix(entry: &fs::DirEntry) -> Option<String> {
+    let name = entry.file_name().to_str()?.to_owned();
+    (name.len() == 2 && name.bytes().all(|b| b.is_ascii_hexdigit())).then_some(name)
+}
+
+/// Reads `size` bytes (the whole file, whose length is known to be
+/// `size`); `None` when it turns out shorter or longer (changed since).
+fn read_exactly(file: File, size: u64) -> Option<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(usize::try_from(size).ok()?);
+    file.take(size.checked_add(1)?)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    (bytes.len() as u64 == size).then_some(bytes)
+}
+
+/// The blake3 of the regular file at `path`, read in a fixed buffer.
+fn hash_file(path: &Path) -> io::Result<Digest> {
+    let (file, _) = files::open_regular(path)?;
+    let mut hasher = blake3::Hasher::new();
+    hasher.update_reader(file)?;
+    Ok(Digest::from(hasher.finalize()))
 }
 
 fn read_dir(dir: &Path) -> Result<Vec<fs::DirEntry>> {
@@ -228,7 +310,7 @@ mod tests {
         let digest = blobs.put(b"abcdef").unwrap();
         fs::write(blobs.path(&digest), b"abc").unwrap();
         blobs.put(b"abcdef").unwrap();
-        assert_eq!(blobs.get(&digest).unwrap(), b"abcdef");
+        assert_eq!(blobs.get(&digest, 6).unwrap(), b"abcdef");
     }
 
     #[test]

@@ -11,6 +11,9 @@
 //! | `sled_store` | [`SledStore`]: sled index + blob files in a cache directory |
 //! | `blobs` | the content-addressed blob files (tmp → rename, verified reads) |
 //! | `marks` | keys in one checksummed file, tested without opening the store ([`is_marked`]) |
+//! | `repair` | [`Repair`]: what the maintenance commands remove from a damaged directory |
+//! | `readonly` | [`ReadOnlyView`]: stats and a report-only verify without write access |
+//! | `files` | opening only regular files, removing without following symlinks |
 //! | `memory` | [`MemoryStore`], for tests and uncached renders |
 //! | `location` | [`resolve_dir`]: `--cache-dir`, `KRMGRAPH_CACHE_DIR`, XDG, `$HOME` |
 //! | `error` | [`Error`] |
@@ -45,19 +48,24 @@
 mod blobs;
 mod digest;
 mod error;
+mod files;
 mod gc;
 mod location;
 mod marks;
 mod memory;
+mod readonly;
 mod record;
+mod repair;
 mod sled_store;
 mod store;
 
 pub use digest::{Digest, ParseDigestError};
-pub use error::{Error, Result};
+pub use error::{Cause, Error, Result};
 pub use location::{resolve_dir, resolve_dir_with, ENV_CACHE_DIR};
 pub use marks::is_marked;
 pub use memory::MemoryStore;
+pub use readonly::ReadOnlyView;
 pub use record::{DecodeError, Output, StepRecord, RECORD_VERSION};
+pub use repair::Repair;
 pub use sled_store::SledStore;
 pub use store::{BlobInfo, GcReport, Hit, Stats, Store, VerifyReport};

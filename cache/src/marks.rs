@@ -13,13 +13,15 @@
 //! only means opening the store to look the key up there.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
-use crate::Digest;
+use crate::{files, Digest, Repair};
 
 /// The file's name in the store's directory.
 const FILE: &str = "marks";
+/// Temp files of a write: this, then the writer's pid.
+const TMP_PREFIX: &str = "marks.tmp.";
 /// The format, first in the file.
 const MAGIC: &[u8; 8] = b"krmgmk01";
 /// Keys kept: 128 KiB of them, enough for every tree a machine renders.
@@ -37,9 +39,21 @@ pub fn is_marked(dir: &Path, key: &Digest) -> bool {
     read(dir).is_some_and(|keys| keys.contains(key))
 }
 
+/// The largest file [`MAX_MARKS`] keys make.
+const MAX_FILE: u64 = (MAGIC.len() + (MAX_MARKS + 1) * KEY) as u64;
+
 /// The marked keys, oldest first; `None` when there is no usable file.
+/// Only a regular file is read, and only up to the largest a marks file
+/// can be: a FIFO or a huge file at this name must not stall or bloat
+/// every render, which reads it first thing.
 pub(crate) fn read(dir: &Path) -> Option<Vec<Digest>> {
-    decode(&fs::read(path(dir)).ok()?)
+    let (file, len) = files::open_regular(&path(dir)).ok()?;
+    if len > MAX_FILE {
+        return None;
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(MAX_FILE + 1).read_to_end(&mut bytes).ok()?;
+    decode(&bytes)
 }
 
 /// Marks `key`, newest; the oldest go past [`MAX_MARKS`].
@@ -52,30 +66,59 @@ pub(crate) fn add(dir: &Path, key: &Digest) -> io::Result<()> {
     keys.push(*key);
     let excess = keys.len().saturating_sub(MAX_MARKS);
     keys.drain(..excess);
-    write(dir, &keys)
+    write(dir, &keys).map_err(|e| in_the_way(dir, e))
 }
 
-/// Removes every mark.
+/// A directory at the marks file's name makes every mark fail; the error
+/// says so and how to repair it. A render does not remove it itself: it
+/// never deletes what it did not write.
+fn in_the_way(dir: &Path, e: io::Error) -> io::Error {
+    if files::what_is(&path(dir)) != Some("a directory") {
+        return e;
+    }
+    io::Error::new(
+        e.kind(),
+        format!(
+            "{e}: a directory is in the way of the marks file (`krmgraph cache verify` removes it)"
+        ),
+    )
+}
+
+/// Removes every mark: the marks file, whatever is at its name (not
+/// following a symlink), and temp files a crashed writer left.
 pub(crate) fn clear(dir: &Path) -> io::Result<()> {
-    match fs::remove_file(path(dir)) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
+    files::remove_any(&path(dir))?;
+    for entry in fs::read_dir(dir)?.flatten() {
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with(TMP_PREFIX) {
+            files::remove_any(&entry.path())?;
+        }
     }
+    Ok(())
 }
 
-/// Whether the marks file is damaged (present but not usable); a damaged
-/// one is removed.
-pub(crate) fn remove_if_damaged(dir: &Path) -> io::Result<bool> {
-    if !path(dir).exists() || read(dir).is_some() {
-        return Ok(false);
+/// Removes what is at the marks file's name if it is not a usable marks
+/// file (damaged, or a directory, FIFO, symlink...), saying what it was.
+pub(crate) fn remove_if_damaged(dir: &Path) -> io::Result<Option<Repair>> {
+    let file = path(dir);
+    let Some(kind) = files::what_is(&file) else {
+        return Ok(None);
+    };
+    if read(dir).is_some() {
+        return Ok(None);
     }
-    clear(dir).map(|()| true)
+    files::remove_any(&file)?;
+    let reason = match kind {
+        "a file" => "the damaged marks file".to_owned(),
+        kind => format!("{kind} where the marks file belongs"),
+    };
+    Ok(Some(Repair::new(file, reason)))
 }
 
 fn write(dir: &Path, keys: &[Digest]) -> io::Result<()> {
     let bytes = encode(keys);
     // No fsync: after a crash the file is old, or damaged and so ignored.
-    let tmp = dir.join(format!("{FILE}.tmp.{}", std::process::id()));
+    let tmp = dir.join(format!("{TMP_PREFIX}{}", std::process::id()));
     let written = fs::write(&tmp, bytes).and_then(|()| fs::rename(&tmp, path(dir)));
     if written.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -167,12 +210,55 @@ mod tests {
             fs::write(&file, &damaged).unwrap();
             assert!(!is_marked(dir.path(), &key(1)), "{damaged:?}");
         }
-        assert!(remove_if_damaged(dir.path()).unwrap());
+        let repair = remove_if_damaged(dir.path()).unwrap().expect("removed");
+        assert_eq!(repair.reason, "the damaged marks file");
         assert!(!file.exists());
-        assert!(!remove_if_damaged(dir.path()).unwrap());
+        assert_eq!(remove_if_damaged(dir.path()).unwrap(), None);
         // Marking over a damaged file starts a new one.
         fs::write(&file, b"junk").unwrap();
         add(dir.path(), &key(3)).unwrap();
         assert_eq!(read(dir.path()).unwrap(), vec![key(3)]);
+    }
+
+    #[test]
+    fn a_directory_at_the_name_fails_marking_with_the_cause_and_is_removed_by_repair() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(path(dir.path()).join("inside")).unwrap();
+        assert!(!is_marked(dir.path(), &key(1)));
+        let err = add(dir.path(), &key(1)).unwrap_err();
+        assert!(
+            err.to_string().contains("a directory is in the way"),
+            "{err}"
+        );
+        let repair = remove_if_damaged(dir.path()).unwrap().expect("removed");
+        assert_eq!(repair.reason, "a directory where the marks file belongs");
+        add(dir.path(), &key(1)).unwrap();
+        assert!(is_marked(dir.path(), &key(1)));
+    }
+
+    #[test]
+    fn an_oversized_file_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        add(dir.path(), &key(1)).unwrap();
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .open(path(dir.path()))
+            .unwrap();
+        file.set_len(MAX_FILE + 1).unwrap();
+        assert_eq!(read(dir.path()), None);
+    }
+
+    #[test]
+    fn clear_removes_whatever_is_there_and_leftover_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(path(dir.path()).join("x")).unwrap();
+        fs::write(dir.path().join("marks.tmp.123"), b"partial").unwrap();
+        fs::write(dir.path().join("other"), b"kept").unwrap();
+        clear(dir.path()).unwrap();
+        let left: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, vec![std::ffi::OsString::from("other")]);
     }
 }

@@ -64,15 +64,26 @@ impl Store for MemoryStore {
             .collect())
     }
 
-    fn get_blob(&self, digest: &Digest) -> Result<Option<Vec<u8>>> {
+    fn get_blob(&self, digest: &Digest, size: u64) -> Result<Option<Vec<u8>>> {
         let Some(bytes) = read(&self.blobs).get(digest).cloned() else {
             return Ok(None);
         };
-        if Digest::of(&bytes) == *digest {
+        if bytes.len() as u64 == size && Digest::of(&bytes) == *digest {
             return Ok(Some(bytes.to_vec()));
         }
         self.remove_blob(digest)?;
         Ok(None)
+    }
+
+    fn check_blob(&self, digest: &Digest) -> Result<bool> {
+        let Some(bytes) = read(&self.blobs).get(digest).cloned() else {
+            return Ok(false);
+        };
+        if Digest::of(&bytes) == *digest {
+            return Ok(true);
+        }
+        self.remove_blob(digest)?;
+        Ok(false)
     }
 
     fn put_blob(&self, content: &[u8]) -> Result<Digest> {

@@ -2,7 +2,9 @@
 //!
 //! ```text
 //! <dir>/
-//!   CACHEDIR.TAG        marks the directory as a cache for backup tools
+//!   CACHEDIR.TAG        marks the directory as a cache, for backup tools and
+//!                       for the store (written first; a non-empty directory
+//!                       without it is not used, repaired or cleared)
 //!   lock                held (flock) by the one process using the store
 //!   index/              sled database; tree "steps-v1": step key → record
 //!   marks               keys a reader tests without opening (see `marks`)
@@ -12,20 +14,25 @@
 //!
 //! sled allows one process per database and reports a second one only as an
 //! I/O error with a message, so the store takes its own non-blocking lock on
-//! `lock` first: a second krmgraph gets [`Error::Locked`] at once. sled is
+//! `lock` first: a second krmgraph gets [`Error::Locked`] at once. Nothing
+//! in the directory is followed through a symlink: `lock`, `blobs/` and
+//! `tmp/` must be a regular file and directories of their own. sled is
 //! beta and has open corruption-after-crash reports; the index is only a
 //! cache, so an index that will not open (error or panic) is deleted and
 //! opened empty. The blobs survive and gc reclaims them once unreferenced.
 
-use std::fs::{self, File, OpenOptions, TryLockError};
-use std::io;
+use std::fs::{self, File, TryLockError};
+use std::io::{self, Read};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::blobs::BlobDir;
-use crate::{location, marks, BlobInfo, DecodeError, Digest, Error, Result, StepRecord, Store};
+use crate::error::{is_read_only_kind, What};
+use crate::{files, location, marks, repair};
+use crate::{BlobInfo, DecodeError, Digest, Error, Repair, Result, StepRecord, Store};
 
 /// The sled tree of step records. The suffix is the record schema
 /// generation: a layout change that old code must not read gets a new tree.
@@ -52,13 +59,16 @@ pub struct SledStore {
     /// Bytes of blobs and records this process added (see
     /// [`SledStore::size_estimate`]).
     added: AtomicU64,
+    /// What [`SledStore::open_repairing`] removed, until [`Store::repair`]
+    /// reports it.
+    repaired: Mutex<Vec<Repair>>,
     _lock: File,
 }
 
 #[derive(Debug)]
-struct Index {
+pub(crate) struct Index {
     db: sled::Db,
-    steps: sled::Tree,
+    pub(crate) steps: sled::Tree,
 }
 
 impl SledStore {
@@ -67,18 +77,44 @@ impl SledStore {
     /// Fails with [`Error::Locked`] when another process has it open, and
     /// with [`Error::Open`] when it cannot be used even after discarding the
     /// index; callers render uncached then.
+    ///
+    /// `dir` must be a krmgraph cache (its `CACHEDIR.TAG` says so), or
+    /// missing or empty, when it becomes one; any other directory is an
+    /// [`Error::Open`] saying so, and nothing in it is created, used or
+    /// removed (`--cache-dir` may name the wrong directory).
+    ///
+    /// It repairs nothing but a broken index: what stands where the lock
+    /// file, `blobs/` or `tmp/` belong (a symlink included: the store
+    /// follows no link in its directory) is an [`Error::Open`] naming it (a
+    /// render must not delete what it did not write; the maintenance
+    /// commands use [`SledStore::open_repairing`]).
     pub fn open(dir: &Path) -> Result<SledStore> {
-        let open_err = |source: io::Error| Error::Open {
-            path: dir.to_path_buf(),
-            source: Box::new(source),
-        };
-        fs::create_dir_all(dir).map_err(open_err)?;
+        claim(dir)?;
         let lock = lock(dir)?;
-        if !dir.join("CACHEDIR.TAG").exists() {
-            // Only a hint for backup tools; not worth failing over.
-            let _ = fs::write(dir.join("CACHEDIR.TAG"), CACHEDIR_TAG);
-        }
-        let blobs = BlobDir::open(dir).map_err(open_err)?;
+        SledStore::open_in(dir, lock, Vec::new())
+    }
+
+    /// [`SledStore::open`], removing whatever stands where the lock file,
+    /// `blobs/` or `tmp/` belong but is of the wrong kind (a symlink
+    /// included: it could lead out of the cache). [`Store::repair`] (run by
+    /// gc and verify) reports what was removed. For `krmgraph cache
+    /// verify|gc|clear`.
+    ///
+    /// Nothing is removed in a directory that is not a krmgraph cache (an
+    /// [`Error::Open`] says so), and nothing but a lock file of the wrong
+    /// kind, which no process can hold, before this process holds the
+    /// store's lock: a cache in use is [`Error::Locked`], unchanged.
+    pub fn open_repairing(dir: &Path) -> Result<SledStore> {
+        claim(dir)?;
+        let mut repaired: Vec<Repair> = repair::lock_file(dir)?.into_iter().collect();
+        let lock = lock(dir)?;
+        repaired.extend(repair::layout(dir)?);
+        SledStore::open_in(dir, lock, repaired)
+    }
+
+    /// The rest of an open, holding the process lock.
+    fn open_in(dir: &Path, lock: File, repaired: Vec<Repair>) -> Result<SledStore> {
+        let blobs = BlobDir::open(dir)?;
         let index = open_index(dir)?;
         Ok(SledStore {
             dir: dir.to_path_buf(),
@@ -86,6 +122,7 @@ impl SledStore {
             blobs,
             broken: AtomicBool::new(false),
             added: AtomicU64::new(0),
+            repaired: Mutex::new(repaired),
             _lock: lock,
         })
     }
@@ -165,28 +202,113 @@ fn decode_estimate(bytes: &[u8]) -> Option<(u64, u64)> {
     ))
 }
 
-/// Takes the store's process lock without waiting.
+/// The cache directory tag's name.
+const TAG: &str = "CACHEDIR.TAG";
+
+/// The line a cache directory tag begins with
+/// (<https://bford.info/cachedir/>).
+const TAG_SIGNATURE: &str = "Signature: 8a477f597d28d172789f06886806bc55\n";
+
+/// The line of [`CACHEDIR_TAG`] that says krmgraph wrote it: a tag of
+/// another program (a cargo `target/` has one) marks a cache that is not
+/// ours to use or clear.
+const TAG_OURS: &str = "\n# This file is a cache directory tag created by krmgraph.\n";
+
+/// Temp files of a tag being written: this, then the writer's pid and a
+/// number.
+const TAG_TMP_PREFIX: &str = "CACHEDIR.TAG.tmp.";
+
+/// Makes sure `dir` is a krmgraph cache before anything in it is used or
+/// changed: it must hold krmgraph's `CACHEDIR.TAG`, or be missing or
+/// empty, when it is created and the tag written (first, so that every
+/// directory the store has written to is tagged). Anything else is an
+/// [`Error::Open`] saying so: `--cache-dir ~/project` must not fill the
+/// project with a cache, nor let gc, verify or clear remove its files.
+fn claim(dir: &Path) -> Result<()> {
+    files::create_dir(dir).map_err(|e| Error::open_at(dir, What::Create, dir, e))?;
+    if is_tagged(dir)? {
+        return Ok(());
+    }
+    let mut entries = fs::read_dir(dir).map_err(|e| Error::open_at(dir, What::Read, dir, e))?;
+    // A tag being written by a process creating the cache at this moment
+    // does not make it a foreign directory.
+    let empty = entries.all(|entry| {
+        entry.is_ok_and(|e| e.file_name().to_string_lossy().starts_with(TAG_TMP_PREFIX))
+    });
+    if empty {
+        return write_tag(dir);
+    }
+    // A process creating the cache writes the tag before anything else:
+    // what made the directory not empty may be its.
+    if is_tagged(dir)? {
+        return Ok(());
+    }
+    Err(Error::Open {
+        path: dir.to_path_buf(),
+        cause: format!(
+            "`{}` is not a krmgraph cache: it is not empty and has no `{TAG}` \
+             written by krmgraph, so krmgraph neither uses nor changes anything in it \
+             (give --cache-dir or KRMGRAPH_CACHE_DIR the cache's directory, \
+             or a new or empty one)",
+            dir.display()
+        )
+        .into(),
+    })
+}
+
+/// Whether `dir` holds krmgraph's cache directory tag. A tag that is not
+/// a regular file, or not krmgraph's, is no tag; one that cannot be read
+/// is an error.
+fn is_tagged(dir: &Path) -> Result<bool> {
+    let path = dir.join(TAG);
+    // Missing, or not a regular file (`InvalidData`): no tag.
+    let no_tag = |e: &io::Error| {
+        matches!(
+            e.kind(),
+            io::ErrorKind::NotFound | io::ErrorKind::InvalidData
+        )
+    };
+    let file = match files::open_regular(&path) {
+        Ok((file, _)) => file,
+        Err(e) if no_tag(&e) => return Ok(false),
+        Err(e) => return Err(Error::open_at(dir, What::Read, &path, e)),
+    };
+    let mut text = Vec::new();
+    file.take(4096)
+        .read_to_end(&mut text)
+        .map_err(|e| Error::open_at(dir, What::Read, &path, e))?;
+    let text = String::from_utf8_lossy(&text);
+    Ok(text.starts_with(TAG_SIGNATURE) && text.contains(TAG_OURS))
+}
+
+/// Numbers tag temp files within this process.
+static TAG_TMP: AtomicU64 = AtomicU64::new(0);
+
+/// Writes the tag into the new cache `dir`: a temp file renamed into
+/// place, so no process sees half a tag.
+fn write_tag(dir: &Path) -> Result<()> {
+    let n = TAG_TMP.fetch_add(1, Ordering::Relaxed);
+    let tmp = dir.join(format!("{TAG_TMP_PREFIX}{}.{n}", std::process::id()));
+    let path = dir.join(TAG);
+    let written = fs::write(&tmp, CACHEDIR_TAG).and_then(|()| fs::rename(&tmp, &path));
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written.map_err(|e| Error::open_at(dir, What::Create, &path, e))
+}
+
+/// Takes the store's process lock without waiting. Only a regular file is
+/// locked (see `files::open_own_file`).
 fn lock(dir: &Path) -> Result<File> {
     let path = dir.join("lock");
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| Error::Open {
-            path: dir.to_path_buf(),
-            source: Box::new(e),
-        })?;
+    let file = files::open_own_file(&path)
+        .map_err(|e| Error::open_at(dir, What::OpenForWriting, &path, e))?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(TryLockError::WouldBlock) => Err(Error::Locked {
             path: dir.to_path_buf(),
         }),
-        Err(TryLockError::Error(e)) => Err(Error::Open {
-            path: dir.to_path_buf(),
-            source: Box::new(e),
-        }),
+        Err(TryLockError::Error(e)) => Err(Error::open_at(dir, What::Lock, &path, e)),
     }
 }
 
@@ -219,18 +341,37 @@ fn open_index(dir: &Path) -> Result<Index> {
             path: dir.to_path_buf(),
         });
     }
-    remove_any(&index).map_err(|e| Error::Open {
+    // An index this process may not write is not broken but someone
+    // else's (a cache shared read-only): never delete it, say why.
+    if let Some(denied) = permission_error(&*first) {
+        return Err(Error::open_at(dir, What::OpenForWriting, &index, denied));
+    }
+    files::remove_any(&index).map_err(|e| Error::open_at(dir, What::RemoveIndex, &index, e))?;
+    try_open_index(&index).map_err(|e| Error::Open {
         path: dir.to_path_buf(),
-        source: Box::new(e),
-    })?;
-    try_open_index(&index).map_err(|source| Error::Open {
-        path: dir.to_path_buf(),
-        source,
+        cause: format!(
+            "the index `{}` will not open even empty: {e}",
+            index.display()
+        )
+        .into(),
     })
 }
 
 /// How many times, 20 ms apart, `open_index` retries sled's own lock.
 const SLED_LOCK_POLLS: u32 = 250;
+
+/// The OS error of a sled failure that means "no write access here".
+fn permission_error(e: &(dyn std::error::Error + Send + Sync + 'static)) -> Option<io::Error> {
+    match e.downcast_ref::<sled::Error>() {
+        Some(sled::Error::Io(io)) if is_read_only_kind(io.kind()) => {
+            Some(match io.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code),
+                None => io::Error::new(io.kind(), io.to_string()),
+            })
+        }
+        _ => None,
+    }
+}
 
 /// Whether sled failed to take its lock: sled 0.34 reports it only as an
 /// I/O error with this text (`Config::try_lock`).
@@ -241,22 +382,9 @@ fn is_sled_lock_error(e: &(dyn std::error::Error + Send + Sync + 'static)) -> bo
     )
 }
 
-/// Removes `path` whatever it is (a broken index may even be a file).
-fn remove_any(path: &Path) -> io::Result<()> {
-    let removed = match fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_dir() => fs::remove_dir_all(path),
-        Ok(_) => fs::remove_file(path),
-        Err(e) => Err(e),
-    };
-    match removed {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
-        other => other,
-    }
-}
+type BoxError = crate::error::Cause;
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-fn try_open_index(index: &Path) -> Result<Index, BoxError> {
+pub(crate) fn try_open_index(index: &Path) -> Result<Index, BoxError> {
     // sled has been seen to panic on a corrupt database (sled#1533); that
     // must cost the cache, not the render.
     let opened = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -282,6 +410,12 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_owned());
     format!("the index panicked while opening: {text}")
+}
+
+/// A panic while the list was held cannot leave it half-updated (one
+/// `take`), so a poisoned lock is still usable.
+fn lock_ignoring_poison<T>(lock: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    lock.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn key_of(bytes: &[u8]) -> Option<Digest> {
@@ -347,8 +481,12 @@ impl Store for SledStore {
         Ok(steps)
     }
 
-    fn get_blob(&self, digest: &Digest) -> Result<Option<Vec<u8>>> {
-        Ok(self.blobs.get(digest))
+    fn get_blob(&self, digest: &Digest, size: u64) -> Result<Option<Vec<u8>>> {
+        Ok(self.blobs.get(digest, size))
+    }
+
+    fn check_blob(&self, digest: &Digest) -> Result<bool> {
+        self.blobs.check(digest, true)
     }
 
     fn put_blob(&self, content: &[u8]) -> Result<Digest> {
@@ -377,21 +515,34 @@ impl Store for SledStore {
         self.blobs.list()
     }
 
+    /// Removes every record, the size estimate, the marks (whatever is at
+    /// their name) and everything in `blobs/` and `tmp/`, going on past a
+    /// failure so that one undeletable entry does not leave the rest;
+    /// returns the first failure. Symlinks are removed, never followed.
+    /// Entries of the directory that are not the store's are left alone:
+    /// the directory may be one the user pointed the cache at by mistake.
     fn clear(&self) -> Result<()> {
-        self.index(|steps, db| {
+        let index = self.index(|steps, db| {
             steps.clear()?;
+            db.remove(SIZE_ESTIMATE_KEY)?;
             db.flush()
-        })?;
-        marks::clear(&self.dir).map_err(|e| Error::io(self.dir.join("marks"), e))?;
-        self.blobs.clear()
+        });
+        let marks = marks::clear(&self.dir).map_err(|e| Error::io(self.dir.join("marks"), e));
+        let blobs = self.blobs.clear();
+        index.map(|_| ()).and(marks).and(blobs)
     }
 
     fn mark(&self, key: &Digest) -> Result<()> {
         marks::add(&self.dir, key).map_err(|e| Error::io(self.dir.join("marks"), e))
     }
 
-    fn remove_damaged_marks(&self) -> Result<bool> {
-        marks::remove_if_damaged(&self.dir).map_err(|e| Error::io(self.dir.join("marks"), e))
+    fn repair(&self) -> Result<Vec<Repair>> {
+        let mut repaired = std::mem::take(&mut *lock_ignoring_poison(&self.repaired));
+        let marks = marks::remove_if_damaged(&self.dir)
+            .map_err(|e| Error::io(self.dir.join("marks"), e))?;
+        repaired.extend(marks);
+        repaired.extend(self.blobs.repair_fans()?);
+        Ok(repaired)
     }
 
     fn flush(&self) -> Result<()> {

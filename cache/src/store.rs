@@ -10,12 +10,12 @@
 //! means the store itself failed (e.g. the index's I/O); callers treat it as a
 //! miss plus a warning.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::Path;
 
 use crate::gc;
 use crate::record::now_ms;
-use crate::{DecodeError, Digest, Output, Result, StepRecord};
+use crate::{DecodeError, Digest, Output, Repair, Result, StepRecord};
 
 /// A blob as listed by a store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,8 +56,11 @@ impl Stats {
 }
 
 /// What a gc removed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GcReport {
+    /// What stood where the store's own files belong and was removed
+    /// ([`Store::repair`]).
+    pub repaired: Vec<Repair>,
     /// Step records removed (evicted, dangling or undecodable).
     pub records_removed: u64,
     /// Blobs removed.
@@ -79,8 +82,10 @@ pub struct VerifyReport {
     pub bad_records: Vec<Digest>,
     /// Records removed because an output blob was gone (or bad).
     pub dangling_records: Vec<Digest>,
-    /// Whether the marks file was damaged (and removed).
-    pub damaged_marks: bool,
+    /// What stood where the store's own files belong and was removed
+    /// ([`Store::repair`]): a damaged marks file, a directory in its
+    /// place, a file among the blob directories...
+    pub repaired: Vec<Repair>,
 }
 
 impl VerifyReport {
@@ -89,7 +94,7 @@ impl VerifyReport {
         self.bad_blobs.is_empty()
             && self.bad_records.is_empty()
             && self.dangling_records.is_empty()
-            && !self.damaged_marks
+            && self.repaired.is_empty()
     }
 }
 
@@ -111,9 +116,15 @@ pub trait Store: Send + Sync {
     /// the provided methods decide what to do with undecodable ones.
     fn steps(&self) -> Result<Vec<(Digest, Result<StepRecord, DecodeError>)>>;
 
-    /// The verified bytes of blob `digest`; a missing or bad blob is `None`
-    /// and a bad one is removed.
-    fn get_blob(&self, digest: &Digest) -> Result<Option<Vec<u8>>>;
+    /// The verified bytes of blob `digest`, which its record says holds
+    /// `size` bytes; a missing or bad blob (another size, other bytes) is
+    /// `None` and a bad one is removed. A blob of another size is not read
+    /// at all, so a huge file in its place costs no memory.
+    fn get_blob(&self, digest: &Digest, size: u64) -> Result<Option<Vec<u8>>>;
+
+    /// Whether blob `digest` hashes to its name, hashing it in bounded
+    /// memory; a bad one is removed (a missing one is just `false`).
+    fn check_blob(&self, digest: &Digest) -> Result<bool>;
 
     /// Stores `content` under its blake3 digest and returns the digest.
     fn put_blob(&self, content: &[u8]) -> Result<Digest>;
@@ -142,9 +153,13 @@ pub trait Store: Send + Sync {
         Ok(())
     }
 
-    /// Removes a damaged marks file; `true` if there was one.
-    fn remove_damaged_marks(&self) -> Result<bool> {
-        Ok(false)
+    /// Removes what stands where the store's own files belong but is not
+    /// usable (a damaged marks file or a directory in its place, a file
+    /// among the blob directories), and returns what it removed, with any
+    /// repairs made when the store was opened. Called by [`Store::gc`] and
+    /// [`Store::verify`].
+    fn repair(&self) -> Result<Vec<Repair>> {
+        Ok(Vec::new())
     }
 
     /// Makes earlier writes durable. Stores flush on their own as well; this
@@ -204,7 +219,7 @@ pub trait Store: Send + Sync {
         };
         let mut outputs = Vec::with_capacity(record.outputs.len());
         for output in &record.outputs {
-            match self.get_blob(&output.digest)? {
+            match self.get_blob(&output.digest, output.size)? {
                 Some(bytes) => outputs.push(bytes),
                 None => {
                     self.remove_step(key)?;
@@ -250,8 +265,9 @@ pub trait Store: Send + Sync {
 
     /// Shrinks the store to at most `max_bytes` ([`Stats::total_bytes`]).
     ///
-    /// First goes what nothing can use: undecodable records, records whose
-    /// blobs are gone, blobs no record references, stale temp files. Then
+    /// First the layout is repaired ([`Store::repair`]), then goes what
+    /// nothing can use: undecodable records, records whose blobs are gone,
+    /// blobs no record references, stale temp files. Then
     /// records are evicted least recently used first, each taking along the
     /// blobs only it referenced, until the store fits.
     ///
@@ -259,8 +275,11 @@ pub trait Store: Send + Sync {
     /// thread records a step could take its fresh blobs: run gc when no puts
     /// are in flight (other processes cannot reach the store; it is locked).
     fn gc(&self, max_bytes: u64) -> Result<GcReport> {
+        let mut report = GcReport {
+            repaired: self.repair()?,
+            ..GcReport::default()
+        };
         self.sweep()?;
-        let mut report = GcReport::default();
         let mut steps = Vec::new();
         for (key, record) in self.steps()? {
             match record {
@@ -280,18 +299,20 @@ pub trait Store: Send + Sync {
         Ok(report)
     }
 
-    /// Re-hashes every blob and checks every record, removing what is bad.
+    /// Repairs the layout, re-hashes every blob (as a stream) and checks
+    /// every record, removing what is bad.
     fn verify(&self) -> Result<VerifyReport> {
         let mut report = VerifyReport {
-            damaged_marks: self.remove_damaged_marks()?,
+            repaired: self.repair()?,
             ..VerifyReport::default()
         };
-        let mut bad = HashSet::new();
+        let mut good = HashMap::new();
         for blob in self.blobs()? {
             report.blobs_checked += 1;
-            if self.get_blob(&blob.digest)?.is_none() {
+            if self.check_blob(&blob.digest)? {
+                good.insert(blob.digest, blob.size);
+            } else {
                 report.bad_blobs.push(blob.digest);
-                bad.insert(blob.digest);
             }
         }
         for (key, record) in self.steps()? {
@@ -300,18 +321,21 @@ pub trait Store: Send + Sync {
                 report.bad_records.push(key);
                 continue;
             };
-            let mut dangling = false;
-            for output in &record.outputs {
-                if bad.contains(&output.digest) || !self.contains_blob(&output.digest)? {
-                    dangling = true;
-                    break;
-                }
-            }
-            if dangling {
+            if !outputs_present(&record, &good) {
                 self.remove_step(&key)?;
                 report.dangling_records.push(key);
             }
         }
         Ok(report)
     }
+}
+
+/// Whether every output of `record` is among the `good` blobs (digest →
+/// size) with the size the record says: a record naming a missing, bad or
+/// other-sized blob could only ever miss.
+pub(crate) fn outputs_present(record: &StepRecord, good: &HashMap<Digest, u64>) -> bool {
+    record
+        .outputs
+        .iter()
+        .all(|output| good.get(&output.digest) == Some(&output.size))
 }

@@ -491,7 +491,7 @@ fn concurrent_puts_of_the_same_blob_are_safe() {
                             let _ = store.remove_blob(&want);
                         }
                         assert_eq!(store.put_blob(&content).unwrap(), want);
-                    } else if let Some(read) = store.get_blob(&want).unwrap() {
+                    } else if let Some(read) = store.get_blob(&want, 1 << 20).unwrap() {
                         // Readers never see a partial blob.
                         assert!(read == *content);
                     }
@@ -505,7 +505,7 @@ fn concurrent_puts_of_the_same_blob_are_safe() {
         t.join().unwrap();
     }
     assert_eq!(
-        store.get_blob(&want).unwrap().as_deref(),
+        store.get_blob(&want, 1 << 20).unwrap().as_deref(),
         Some(&content[..])
     );
     assert_eq!(fs::read_dir(dir.path().join("tmp")).unwrap().count(), 0);

@@ -153,14 +153,24 @@ pub fn lookup(
             stderr,
             results,
         }) => {
-            if let Err(e) = shortcut::apply(pkg, &changes) {
-                if e.removing {
-                    eprintln!("error: failed to delete file: {e}");
-                } else {
-                    eprintln!("error: failed to save resources: {e}");
+            let kept = match shortcut::apply(pkg, &changes, &cached.before) {
+                Ok(kept) => kept,
+                Err(e) => {
+                    if e.removing {
+                        eprintln!("error: failed to delete file: {e}");
+                    } else {
+                        eprintln!("error: failed to save resources: {e}");
+                    }
+                    return Lookup::Failed;
                 }
-                return Lookup::Failed;
-            }
+            };
+            crate::render::warn_kept(&kept);
+            let changes: Vec<Change> = changes
+                .into_iter()
+                .filter(|c| match c {
+                    Change::Write(path, _) | Change::Delete(path) => !kept.contains(path),
+                })
+                .collect();
             let _ = std::io::stderr().write_all(&stderr);
             if let (Some(dir), Some(results)) = (&options.results_dir, results) {
                 let file = dir.join("results.yaml");
@@ -307,27 +317,32 @@ pub fn keep_in_size(store: &SledStore) {
     let _ = store.save_size_estimate(size, true);
 }
 
-/// `krmgraph cache stats|gc|clear|verify`.
+/// `krmgraph cache stats|gc|clear|verify`. `gc`, `clear` and `verify`
+/// open the store repairing its layout (what stands where its own files
+/// belong), once they hold its lock; `stats` repairs nothing. None of them
+/// uses or changes a directory that is not a krmgraph cache (the error
+/// says so and what to do). A cache this process may not write is still
+/// shown by `stats` and checked (nothing removed) by `verify`.
 pub fn command(args: crate::args::CacheArgs) -> std::process::ExitCode {
     use crate::args::CacheCommand;
-    let store = match SledStore::open_default(args.cache_dir.as_deref()) {
-        Ok(store) => store,
-        Err(e) => {
-            eprintln!("Error: {e} ");
-            return std::process::ExitCode::from(1);
-        }
+    let dir = match krmgraph_cache::resolve_dir(args.cache_dir.as_deref()) {
+        Ok(dir) => dir,
+        Err(e) => return failed(&e),
     };
-    let dir = store
-        .location()
-        .map(|d| d.display().to_string())
-        .unwrap_or_default();
+    let repairing = !matches!(args.command, CacheCommand::Stats);
+    let opened = if repairing {
+        SledStore::open_repairing(&dir)
+    } else {
+        SledStore::open(&dir)
+    };
+    let store = match opened {
+        Ok(store) => store,
+        Err(e) if e.is_read_only() => return read_only(&dir, &args.command, &e),
+        Err(e) => return failed(&e),
+    };
+    let shown = dir.display();
     let outcome = match args.command {
-        CacheCommand::Stats => store.stats().map(|s| {
-            println!("cache: {dir}");
-            println!("records: {} ({} bytes)", s.records, s.record_bytes);
-            println!("blobs:   {} ({} bytes)", s.blobs, s.blob_bytes);
-            println!("total:   {} bytes", s.total_bytes());
-        }),
+        CacheCommand::Stats => store.stats().map(|s| print_stats(&shown, &s)),
         CacheCommand::Gc { max_size } => {
             let max = match max_size.as_deref().map(parse_size) {
                 None => u64::MAX,
@@ -338,32 +353,92 @@ pub fn command(args: crate::args::CacheArgs) -> std::process::ExitCode {
                 }
             };
             store.gc(max).map(|r| {
+                print_repairs(&r.repaired);
                 println!(
                     "removed {} records and {} blobs: {} → {} bytes",
                     r.records_removed, r.blobs_removed, r.bytes_before, r.bytes_after
                 );
             })
         }
-        CacheCommand::Clear => store.clear().map(|()| println!("cleared {dir}")),
+        CacheCommand::Clear => store.clear().map(|()| println!("cleared {shown}")),
         CacheCommand::Verify => store.verify().map(|r| {
-            println!("checked {} blobs", r.blobs_checked);
-            for d in &r.bad_blobs {
-                println!("removed damaged blob {d}");
-            }
-            for d in r.bad_records.iter().chain(&r.dangling_records) {
-                println!("removed unusable record {d}");
-            }
-            if r.damaged_marks {
-                println!("removed the damaged marks file");
-            }
+            print_repairs(&r.repaired);
+            print_verify(&r, "removed");
         }),
     };
     match outcome.and_then(|()| store.flush()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("Error: {e} ");
-            std::process::ExitCode::from(1)
-        }
+        Err(e) => failed(&e),
+    }
+}
+
+/// Prints `e` (its message carries its cause) as kpt prints errors; exit 1.
+fn failed(e: &krmgraph_cache::Error) -> std::process::ExitCode {
+    eprintln!("Error: {e} ");
+    std::process::ExitCode::from(1)
+}
+
+fn print_stats(dir: &dyn std::fmt::Display, s: &krmgraph_cache::Stats) {
+    println!("cache: {dir}");
+    println!("records: {} ({} bytes)", s.records, s.record_bytes);
+    println!("blobs:   {} ({} bytes)", s.blobs, s.blob_bytes);
+    println!("total:   {} bytes", s.total_bytes());
+}
+
+fn print_repairs(repaired: &[krmgraph_cache::Repair]) {
+    for repair in repaired {
+        println!("{repair}");
+    }
+}
+
+/// The findings of a verify; `done` is "removed", or what a verify that
+/// could not remove says instead.
+fn print_verify(r: &krmgraph_cache::VerifyReport, done: &str) {
+    println!("checked {} blobs", r.blobs_checked);
+    for d in &r.bad_blobs {
+        println!("{done} damaged blob {d}");
+    }
+    for d in r.bad_records.iter().chain(&r.dangling_records) {
+        println!("{done} unusable record {d}");
+    }
+}
+
+/// `stats` and `verify` of a cache this process may not write (`opening`
+/// says why): through [`krmgraph_cache::ReadOnlyView`], which lists and
+/// hashes the blob files and reads the records from a copy of the index.
+/// `gc` and `clear` must write: they fail with the cause.
+fn read_only(
+    dir: &Path,
+    command: &crate::args::CacheCommand,
+    opening: &krmgraph_cache::Error,
+) -> std::process::ExitCode {
+    use crate::args::CacheCommand;
+    if !matches!(command, CacheCommand::Stats | CacheCommand::Verify) {
+        return failed(opening);
+    }
+    let view = match krmgraph_cache::ReadOnlyView::open(dir) {
+        Ok(view) => view,
+        Err(e) => return failed(&e),
+    };
+    eprintln!("krmgraph: the cache is read-only here ({opening}); reading it without writing");
+    if let Some(why) = view.records_unread() {
+        eprintln!("krmgraph: records not counted: {why}");
+    }
+    let outcome = match command {
+        CacheCommand::Verify => view.verify().map(|r| {
+            print_verify(&r, "found (not removed: read-only)");
+            r.is_clean()
+        }),
+        _ => view
+            .stats()
+            .map(|s| print_stats(&dir.display(), &s))
+            .map(|()| true),
+    };
+    match outcome {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        // Damage that a read-only verify could not remove.
+        Ok(false) => std::process::ExitCode::from(1),
+        Err(e) => failed(&e),
     }
 }
 

@@ -147,6 +147,16 @@ fn count_packages(dir: &Path) -> u64 {
     count
 }
 
+/// Warns about each file left alone because it was saved while the render
+/// ran.
+pub fn warn_kept(kept: &[String]) {
+    for path in kept {
+        eprintln!(
+            "[WARN] krmgraph: {path} changed while the render ran, so the render left it as it is now; render again to render it"
+        );
+    }
+}
+
 /// Runs `krmgraph render`; the exit code is kpt's (0 or 1).
 pub fn run(args: RenderArgs) -> u8 {
     match try_run(&args, None) {
@@ -346,6 +356,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
         let cache_dir = args.cache_dir.as_deref();
         match crate::cache::open_reading(cache_dir, &root, &options, read, settled_ok) {
             crate::cache::Opened::Settled(tree) => {
+                tree.snapshot.remove_stale_temps();
                 crate::cache::report_settled(&root);
                 *left = Left::Changes(Vec::new());
                 summary(&format!("nothing to render ({:.2?})", started.elapsed()));
@@ -355,6 +366,12 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
             crate::cache::Opened::Store(store, tree) => (store, tree),
         }
     };
+    if output == Output::InPlace {
+        match &tree {
+            Some(tree) => tree.snapshot.remove_stale_temps(),
+            None => krmgraph_engine::fsutil::remove_stale_temps(&root),
+        }
+    }
     let lookup = match (&store, &tree) {
         (Some(store), Some(tree)) if output == Output::InPlace => Some(crate::cache::lookup(
             &root,
@@ -409,11 +426,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
             return Err(());
         }
     };
-    for path in &outcome.kept {
-        eprintln!(
-            "[WARN] krmgraph: {path} changed while the render ran, so the render left it as it is now; render again to render it"
-        );
-    }
+    warn_kept(&outcome.kept);
     if let Some(files) = &outcome.files {
         *left = Left::Changes(files.clone());
     }

@@ -45,6 +45,10 @@ pub enum FileChange<'a> {
     WriteUnlessChanged(PathBuf, &'a [u8], [u8; 32]),
     /// Remove the file (or directory tree); nothing to do if it is gone.
     Remove(PathBuf),
+    /// Remove the file unless it no longer holds the bytes with this blake3
+    /// that the render read: someone saved it while the render ran, and it
+    /// is left ([`commit`] returns it).
+    RemoveUnlessChanged(PathBuf, [u8; 32]),
 }
 
 /// Why a [`commit`] (or [`check`]) failed: Go's `op path: reason`, then
@@ -85,9 +89,9 @@ impl std::error::Error for CommitError {}
 /// found because they had changed.
 pub fn commit(changes: &[FileChange]) -> Result<Vec<PathBuf>, CommitError> {
     let plan = Plan::new(changes)?;
-    let kept = plan.kept.clone();
+    let mut kept = plan.kept.clone();
     let staged = plan.stage()?;
-    staged.apply()?;
+    kept.extend(staged.apply()?);
     Ok(kept)
 }
 
@@ -118,6 +122,110 @@ struct PlannedWrite<'a> {
     bytes: &'a [u8],
     /// An existing file's permissions, kept.
     permissions: Option<std::fs::Permissions>,
+    /// For a [`FileChange::WriteUnlessChanged`]: what must still be there
+    /// just before the rename.
+    unless: Option<Unless>,
+}
+
+/// A write's condition: the target still is the file the plan read, or
+/// holds the bytes the render read (or the new ones).
+struct Unless {
+    /// The path the change named (reported when the file is kept).
+    path: PathBuf,
+    /// The blake3 of what the render read.
+    read: [u8; 32],
+    /// The target's identity when the plan read it.
+    planned: FileId,
+}
+
+/// What changes when a file is replaced or rewritten: a save by rename
+/// gives a new inode, a write in place a new change time (and usually
+/// size and modification time). The change time is set by the kernel
+/// only, so no tool can put it back.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl FileId {
+    fn of(meta: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
+impl Unless {
+    /// Whether `target` changed since the plan read it and now holds
+    /// neither what the render read nor `new`: someone saved it while the
+    /// render ran, and their bytes stay. Checked just before the rename or
+    /// removal, so that only a save in the microseconds between the two is
+    /// lost.
+    fn changed_since_planned(&self, target: &Path, new: Option<&[u8]>) -> bool {
+        // A write's target is resolved and was read through links; a
+        // removal's is the link itself.
+        let meta = match new {
+            Some(_) => std::fs::metadata(target),
+            None => std::fs::symlink_metadata(target),
+        };
+        match meta {
+            Ok(meta) if FileId::of(&meta) == self.planned => false,
+            Ok(meta) if !meta.is_file() => true,
+            Ok(_) => match std::fs::read(target) {
+                Ok(now) => {
+                    Some(now.as_slice()) != new && blake3::hash(&now).as_bytes() != &self.read
+                }
+                Err(_) => true,
+            },
+            // Gone: a write puts it back, a removal has nothing to do.
+            Err(_) => new.is_some(),
+        }
+    }
+}
+
+impl PlannedWrite<'_> {
+    /// [`Unless::changed_since_planned`] for this write.
+    fn changed_since_planned(&self) -> bool {
+        self.unless
+            .as_ref()
+            .is_some_and(|u| u.changed_since_planned(&self.target, Some(self.bytes)))
+    }
+}
+
+/// A file or directory to remove.
+struct PlannedRemove {
+    path: PathBuf,
+    /// For a [`FileChange::RemoveUnlessChanged`]: what must still be there
+    /// just before the removal.
+    unless: Option<Unless>,
+}
+
+/// Whether the file a [`FileChange::RemoveUnlessChanged`] names still
+/// holds what the render read (`Err` with the path when not: it is kept);
+/// with its identity, taken before it was read. A file already gone is
+/// nothing to remove (`Ok(None)`).
+fn remove_target(path: &Path, read: &[u8; 32]) -> Result<Option<Unless>, PathBuf> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(None);
+    };
+    let planned = FileId::of(&meta);
+    match std::fs::read(path) {
+        Ok(now) if meta.is_file() && blake3::hash(&now).as_bytes() == read => Ok(Some(Unless {
+            path: path.to_path_buf(),
+            read: *read,
+            planned,
+        })),
+        _ => Err(path.to_path_buf()),
+    }
 }
 
 /// The file a write to `path` writes (a symlink resolved), and whether
@@ -127,13 +235,21 @@ struct PlannedWrite<'a> {
 ///
 /// With `read`, the blake3 of what the render read there: a file that
 /// holds neither those bytes nor `bytes`, or is gone, changed meanwhile.
-fn write_target(path: &Path, bytes: &[u8], read: Option<&[u8; 32]>) -> (PathBuf, Found) {
+///
+/// Also the target's identity, taken before it was read, for the check
+/// before the rename ([`PlannedWrite::changed_since_planned`]).
+fn write_target(
+    path: &Path,
+    bytes: &[u8],
+    read: Option<&[u8; 32]>,
+) -> (PathBuf, Found, Option<FileId>) {
     let target = match std::fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
             std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
         }
         _ => path.to_path_buf(),
     };
+    let id = std::fs::metadata(&target).ok().map(|m| FileId::of(&m));
     let old = std::fs::read(&target).ok();
     let found = match (old, read) {
         (Some(old), _) if old == bytes => Found::Same,
@@ -141,7 +257,7 @@ fn write_target(path: &Path, bytes: &[u8], read: Option<&[u8; 32]>) -> (PathBuf,
         (None, Some(_)) => Found::ChangedMeanwhile,
         _ => Found::Other,
     };
-    (target, found)
+    (target, found, id)
 }
 
 /// What a write's target holds.
@@ -158,13 +274,14 @@ enum Found {
 /// A change with its write target resolved (and the path it names when
 /// the file changed meanwhile).
 enum Resolved<'a> {
-    Write(PathBuf, Found, &'a [u8], Option<PathBuf>),
-    Remove(PathBuf),
+    Write(PathBuf, Found, &'a [u8], Option<PathBuf>, Option<Unless>),
+    Remove(PathBuf, Option<Unless>),
+    Kept(PathBuf),
 }
 
 struct Plan<'a> {
     writes: Vec<PlannedWrite<'a>>,
-    removes: Vec<PathBuf>,
+    removes: Vec<PlannedRemove>,
     /// Directories to create, parents first.
     mkdirs: Vec<PathBuf>,
     /// Directories found writable, with the owner of a sticky one.
@@ -189,23 +306,33 @@ impl<'a> Plan<'a> {
         // the pool, the rest in order.
         let resolved = crate::par::map(changes, |change| match change {
             FileChange::Write(path, bytes) => {
-                let (target, found) = write_target(path, bytes, None);
-                Resolved::Write(target, found, bytes, None)
+                let (target, found, _) = write_target(path, bytes, None);
+                Resolved::Write(target, found, bytes, None, None)
             }
             FileChange::WriteUnlessChanged(path, bytes, read) => {
-                let (target, found) = write_target(path, bytes, Some(read));
+                let (target, found, id) = write_target(path, bytes, Some(read));
                 let kept = (found == Found::ChangedMeanwhile).then(|| path.clone());
-                Resolved::Write(target, found, bytes, kept)
+                let unless = id.map(|planned| Unless {
+                    path: path.clone(),
+                    read: *read,
+                    planned,
+                });
+                Resolved::Write(target, found, bytes, kept, unless)
             }
-            FileChange::Remove(path) => Resolved::Remove(path.clone()),
+            FileChange::Remove(path) => Resolved::Remove(path.clone(), None),
+            FileChange::RemoveUnlessChanged(path, read) => match remove_target(path, read) {
+                Ok(unless) => Resolved::Remove(path.clone(), unless),
+                Err(path) => Resolved::Kept(path),
+            },
         });
         for change in resolved {
             match change {
-                Resolved::Write(_, _, _, Some(path)) => plan.kept.push(path),
-                Resolved::Write(target, found, bytes, _) => {
-                    plan.plan_write(target, found == Found::Same, bytes)?
+                Resolved::Write(_, _, _, Some(path), _) => plan.kept.push(path),
+                Resolved::Write(target, found, bytes, _, unless) => {
+                    plan.plan_write(target, found == Found::Same, bytes, unless)?
                 }
-                Resolved::Remove(path) => plan.plan_remove(&path)?,
+                Resolved::Remove(path, unless) => plan.plan_remove(&path, unless)?,
+                Resolved::Kept(path) => plan.kept.push(path),
             }
         }
         Ok(plan)
@@ -218,6 +345,7 @@ impl<'a> Plan<'a> {
         target: PathBuf,
         same: bool,
         bytes: &'a [u8],
+        unless: Option<Unless>,
     ) -> Result<(), CommitError> {
         // Two paths naming one file (a symlink and its target): the last
         // write wins, as if they were written one after the other.
@@ -256,6 +384,7 @@ impl<'a> Plan<'a> {
                     target,
                     bytes,
                     permissions: Some(meta.permissions()),
+                    unless,
                 });
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -264,6 +393,7 @@ impl<'a> Plan<'a> {
                     target,
                     bytes,
                     permissions: None,
+                    unless,
                 });
             }
             Err(e) => return Err(refused("open", &target, &e, "")),
@@ -325,7 +455,7 @@ impl<'a> Plan<'a> {
         Ok(())
     }
 
-    fn plan_remove(&mut self, path: &Path) -> Result<(), CommitError> {
+    fn plan_remove(&mut self, path: &Path, unless: Option<Unless>) -> Result<(), CommitError> {
         let meta = match std::fs::symlink_metadata(path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -346,7 +476,10 @@ impl<'a> Plan<'a> {
             e.removing = true;
             e
         })?;
-        self.removes.push(path.to_path_buf());
+        self.removes.push(PlannedRemove {
+            path: path.to_path_buf(),
+            unless,
+        });
         Ok(())
     }
 
@@ -434,19 +567,33 @@ impl Staged<'_> {
         }
     }
 
-    fn apply(self) -> Result<(), CommitError> {
+    /// Renames the temporary files and removes what goes; returns the
+    /// files left alone because they changed just before their rename.
+    fn apply(self) -> Result<Vec<PathBuf>, CommitError> {
         let total = self.temps.len() + self.plan.removes.len();
         // At once, like the fsyncs: replacing a file frees the old one's
         // blocks, which waits on the disk (a discard, on a filesystem
         // mounted with `discard`). Every rename is tried; a temporary file
-        // that could not be renamed is removed.
+        // that could not be renamed, or whose target changed, is removed.
         let pairs: Vec<_> = self.temps.iter().zip(&self.plan.writes).collect();
         let renamed = map_blocking(&pairs, |(tmp, w)| {
-            std::fs::rename(tmp, &w.target).inspect_err(|_| {
+            if w.changed_since_planned() {
                 let _ = std::fs::remove_file(tmp);
-            })
+                return Ok(false);
+            }
+            std::fs::rename(tmp, &w.target)
+                .map(|()| true)
+                .inspect_err(|_| {
+                    let _ = std::fs::remove_file(tmp);
+                })
         });
-        let done = renamed.iter().filter(|r| r.is_ok()).count();
+        let mut kept: Vec<PathBuf> = pairs
+            .iter()
+            .zip(&renamed)
+            .filter(|(_, r)| matches!(r, Ok(false)))
+            .filter_map(|((_, w), _)| w.unless.as_ref().map(|u| u.path.clone()))
+            .collect();
+        let done = renamed.iter().filter(|r| matches!(r, Ok(true))).count();
         if let Some(((tmp, w), Err(e))) = pairs.iter().zip(&renamed).find(|(_, r)| r.is_err()) {
             return Err(CommitError {
                 removing: false,
@@ -458,7 +605,15 @@ impl Staged<'_> {
                 ),
             });
         }
-        for (i, path) in self.plan.removes.iter().enumerate() {
+        let mut removed = 0;
+        for remove in &self.plan.removes {
+            let path = &remove.path;
+            if let Some(unless) = &remove.unless {
+                if unless.changed_since_planned(path, None) {
+                    kept.push(path.clone());
+                    continue;
+                }
+            }
             let result = match std::fs::symlink_metadata(path) {
                 Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
                 Ok(_) => std::fs::remove_file(path),
@@ -471,12 +626,13 @@ impl Staged<'_> {
                         "unlinkat {}: {} ({} of {total} changes were already made)",
                         path.display(),
                         crate::fnruntime::exec::go_errno_text(&e),
-                        self.temps.len() + i
+                        done + removed
                     ),
                 });
             }
+            removed += 1;
         }
-        Ok(())
+        Ok(kept)
     }
 }
 
@@ -564,6 +720,58 @@ fn sync_temp(tmp: &PathBuf) -> Result<PathBuf, (&'static str, std::io::Error)> {
             Err(e)
         }
     }
+}
+
+/// Whether `name` is one of [`create_temp`]'s temporary files; with the
+/// id of the process that made it.
+pub fn temp_file_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (_, ids) = rest.rsplit_once(".krmgraph-")?;
+    let (pid, n) = ids.split_once('-')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(pid) && digits(n))
+        .then(|| pid.parse().ok())
+        .flatten()
+}
+
+/// Whether `name` is a temporary file of a krmgraph process that is gone
+/// (killed while it staged its files): it is never read as part of the
+/// tree, and an in-place render removes it ([`remove_stale_temps`],
+/// `Snapshot::remove_stale_temps`). The process is looked up in this pid
+/// namespace: a render of the same tree at the same time from another
+/// container or machine is not seen (two renders writing one tree at once
+/// conflict anyway).
+pub fn is_stale_temp(name: &str) -> bool {
+    temp_file_owner(name).is_some_and(|pid| !process_exists(pid))
+}
+
+/// Removes the temporary files of killed renders under `root` (not in
+/// `.git`), for an in-place render that did not read the tree itself.
+pub fn remove_stale_temps(root: &Path) {
+    let mut dirs = vec![root.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let kind = entry.file_type();
+            if kind.as_ref().is_ok_and(|k| k.is_dir()) && name != ".git" {
+                dirs.push(entry.path());
+            } else if kind.is_ok_and(|k| k.is_file()) && name.to_str().is_some_and(is_stale_temp) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+fn process_exists(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill(2) with signal 0 only checks the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    alive || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// A new, empty file `.<name>.krmgraph-<pid>-<n>.tmp` in `dir`.
@@ -677,6 +885,82 @@ fn removal_refused(path: &Path, e: &std::io::Error, why: &str) -> CommitError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn temp_file_names_name_their_process() {
+        assert_eq!(temp_file_owner(".cm.yaml.krmgraph-123-0.tmp"), Some(123));
+        assert_eq!(temp_file_owner(".a.krmgraph-b.krmgraph-7-12.tmp"), Some(7));
+        for other in [
+            "cm.yaml",
+            "cm.krmgraph-1-0.tmp",
+            ".cm.yaml.krmgraph-x-0.tmp",
+            ".cm.yaml.krmgraph-1-.tmp",
+            ".cm.yaml.krmgraph-1-0.tmpx",
+            ".krmgraph-1-0.tmp",
+        ] {
+            assert_eq!(temp_file_owner(other), None, "{other}");
+        }
+        let ours = format!(".cm.yaml.krmgraph-{}-0.tmp", std::process::id());
+        assert!(!is_stale_temp(&ours), "this process is alive");
+    }
+
+    #[test]
+    fn a_file_saved_after_staging_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = |name: &str| tmp.path().join(name);
+        for name in ["renamed.yaml", "rewritten.yaml", "untouched.yaml"] {
+            std::fs::write(path(name), "old").unwrap();
+        }
+        let read = *blake3::hash(b"old").as_bytes();
+        let changes: Vec<FileChange> = ["renamed.yaml", "rewritten.yaml", "untouched.yaml"]
+            .iter()
+            .map(|name| FileChange::WriteUnlessChanged(path(name), b"new", read))
+            .collect();
+        let staged = Plan::new(&changes).unwrap().stage().unwrap();
+        // Saved as editors do, by rename, and in place (the same length: a
+        // later change time tells it; the kernel's clock for it is coarse).
+        std::fs::write(path("saving"), "saved").unwrap();
+        std::fs::rename(path("saving"), path("renamed.yaml")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(path("rewritten.yaml"), "sav").unwrap();
+        let kept = staged.apply().unwrap();
+        assert_eq!(kept, [path("renamed.yaml"), path("rewritten.yaml")]);
+        let read = |name: &str| std::fs::read_to_string(path(name)).unwrap();
+        assert_eq!(read("renamed.yaml"), "saved");
+        assert_eq!(read("rewritten.yaml"), "sav");
+        assert_eq!(read("untouched.yaml"), "new");
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert_eq!(left.len(), 3, "no temporary file left");
+    }
+
+    #[test]
+    fn a_file_saved_before_its_removal_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = |name: &str| tmp.path().join(name);
+        for name in ["saved-early.yaml", "saved-late.yaml", "stale.yaml"] {
+            std::fs::write(path(name), "old").unwrap();
+        }
+        let read = *blake3::hash(b"old").as_bytes();
+        // Saved before the plan reads it, and after.
+        std::fs::write(path("saved-early.yaml"), "new resource").unwrap();
+        let changes: Vec<FileChange> = [
+            "saved-early.yaml",
+            "saved-late.yaml",
+            "stale.yaml",
+            "gone.yaml",
+        ]
+        .iter()
+        .map(|name| FileChange::RemoveUnlessChanged(path(name), read))
+        .collect();
+        let plan = Plan::new(&changes).unwrap();
+        assert_eq!(plan.kept, [path("saved-early.yaml")]);
+        let staged = plan.stage().unwrap();
+        std::fs::write(path("saving"), "saved").unwrap();
+        std::fs::rename(path("saving"), path("saved-late.yaml")).unwrap();
+        assert_eq!(staged.apply().unwrap(), [path("saved-late.yaml")]);
+        assert!(!path("stale.yaml").exists());
+        assert!(path("saved-early.yaml").exists() && path("saved-late.yaml").exists());
+    }
 
     #[test]
     fn map_blocking_keeps_item_order() {

@@ -186,6 +186,11 @@ impl PackageWalk<'_> {
             .map_err(|e| go_io_error("readdirent", dir, e))?;
         names.sort();
         for name in names {
+            if crate::fsutil::temp_file_owner(&name).is_some() {
+                // A render's temporary file, renamed or removed any moment
+                // (or left by a killed render): never part of the package.
+                continue;
+            }
             let path = format!("{dir}/{name}");
             let meta = fs::symlink_metadata(&path).map_err(|e| go_io_error("lstat", &path, e))?;
             if meta.is_dir() {

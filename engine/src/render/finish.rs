@@ -113,15 +113,23 @@ pub struct Written {
 /// still holding what it read: a file saved meanwhile keeps its new
 /// content, so an edit made during a render is not lost.
 fn unless_changed(changes: &mut [FileChange], root_dir: &Path, existing: &pkgio::Existing) {
+    let read = |target: &Path| {
+        let rel = target.strip_prefix(root_dir).ok()?;
+        (existing.digest)(&rel.to_string_lossy().replace('\\', "/"))
+    };
     for change in changes.iter_mut() {
-        let FileChange::Write(target, bytes) = &*change else {
-            continue;
-        };
-        let Ok(rel) = target.strip_prefix(root_dir) else {
-            continue;
-        };
-        if let Some(read) = (existing.digest)(&rel.to_string_lossy().replace('\\', "/")) {
-            *change = FileChange::WriteUnlessChanged(target.clone(), bytes, read);
+        match &*change {
+            FileChange::Write(target, bytes) => {
+                if let Some(read) = read(target) {
+                    *change = FileChange::WriteUnlessChanged(target.clone(), bytes, read);
+                }
+            }
+            FileChange::Remove(target) => {
+                if let Some(read) = read(target) {
+                    *change = FileChange::RemoveUnlessChanged(target.clone(), read);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -217,14 +225,14 @@ fn write_output_unclassified(
             let read_as_file = |path: &str| existing.is_some_and(|e| (e.digest)(path).is_some());
             let mut changes = pkgio::file_changes_knowing(root_dir, &files, read_as_file)
                 .map_err(|e| RenderError::Message(e.to_string()))?;
-            if let Some(existing) = existing {
-                unless_changed(&mut changes, root_dir, existing);
-            }
             changes.extend(
                 stale
                     .iter()
                     .map(|stale| FileChange::Remove(root_dir.join(stale))),
             );
+            if let Some(existing) = existing {
+                unless_changed(&mut changes, root_dir, existing);
+            }
             let kept = fsutil::commit(&changes).map_err(|e| {
                 if e.removing {
                     RenderError::Delete(e.message)
@@ -239,6 +247,7 @@ fn write_output_unclassified(
                 .collect();
             let deleted: Vec<Change> = stale
                 .into_iter()
+                .filter(|p| !kept.contains(p))
                 .map(|p| Change::Delete(p.clone()))
                 .collect();
             drop(changes);

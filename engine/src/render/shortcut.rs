@@ -27,7 +27,7 @@
 //! recorded: replaying it elsewhere would be wrong.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use krmgraph_cache::{Digest, Store};
@@ -66,6 +66,11 @@ pub struct Snapshot {
     /// tree after a render all need them. Computed for one render's
     /// runner options.
     identities: OnceLock<KptfileIdentities>,
+    /// The temporary files of killed renders found under the root
+    /// ([`fsutil::is_stale_temp`](crate::fsutil::is_stale_temp)): not
+    /// entries; an in-place render removes them
+    /// ([`remove_stale_temps`](Snapshot::remove_stale_temps)).
+    stale_temps: Vec<PathBuf>,
 }
 
 /// [`function_identities`] of every Kptfile of a snapshot, by path.
@@ -80,11 +85,13 @@ impl PartialEq for Snapshot {
 impl Eq for Snapshot {}
 
 impl Snapshot {
-    /// Reads the tree under `root` (skipping `.git` directories): the
-    /// directories one after another, then the files on the pool.
+    /// Reads the tree under `root` (skipping `.git` directories, and the
+    /// temporary files of renders that were killed): the directories one
+    /// after another, then the files on the pool.
     pub fn read(root: &Path) -> std::io::Result<Snapshot> {
         let mut entries = BTreeMap::new();
         let mut files = Vec::new();
+        let mut stale_temps = Vec::new();
         let mut stack = vec![(root.to_path_buf(), String::new())];
         while let Some((dir, rel)) = stack.pop() {
             for entry in std::fs::read_dir(&dir)? {
@@ -104,6 +111,12 @@ impl Snapshot {
                     if name != ".git" {
                         stack.push((path, rel_path));
                     }
+                } else if crate::fsutil::temp_file_owner(&name).is_some() {
+                    // A render's temporary file: renamed any moment, or
+                    // left by a killed render, never part of the tree.
+                    if crate::fsutil::is_stale_temp(&name) {
+                        stale_temps.push(path);
+                    }
                 } else {
                     files.push((rel_path, path));
                 }
@@ -113,7 +126,18 @@ impl Snapshot {
         for ((rel_path, _), bytes) in files.into_iter().zip(read) {
             entries.insert(rel_path, Entry::File(Arc::new(bytes)));
         }
-        Ok(Snapshot::new(entries))
+        Ok(Snapshot {
+            stale_temps,
+            ..Snapshot::new(entries)
+        })
+    }
+
+    /// Removes the temporary files of killed renders the tree held when it
+    /// was read (those already gone are fine).
+    pub fn remove_stale_temps(&self) {
+        for path in &self.stale_temps {
+            let _ = std::fs::remove_file(path);
+        }
     }
 
     /// A snapshot of these entries.
@@ -122,6 +146,7 @@ impl Snapshot {
             entries,
             digests: OnceLock::new(),
             identities: OnceLock::new(),
+            stale_temps: Vec::new(),
         }
     }
 
@@ -242,6 +267,7 @@ impl Snapshot {
             entries,
             digests: digests.map(OnceLock::from).unwrap_or_default(),
             identities: identities.map(OnceLock::from).unwrap_or_default(),
+            stale_temps: Vec::new(),
         }
     }
 }
@@ -578,11 +604,44 @@ pub fn can_apply(root: &Path, changes: &[Change]) -> bool {
 }
 
 /// Applies an exact record's changes under `root`, all or nothing as a
-/// render writes ([`fsutil::commit`]).
+/// render writes ([`fsutil::commit`]). `before` is the tree the replay
+/// read: a file that no longer holds what it held there was saved by
+/// someone else meanwhile and is left as it is; the paths of those are
+/// returned.
 ///
 /// [`fsutil::commit`]: crate::fsutil::commit
-pub fn apply(root: &Path, changes: &[Change]) -> Result<(), crate::fsutil::CommitError> {
-    crate::fsutil::commit(&file_changes(root, changes)).map(|_| ())
+pub fn apply(
+    root: &Path,
+    changes: &[Change],
+    before: &Snapshot,
+) -> Result<Vec<String>, crate::fsutil::CommitError> {
+    let digests = before.file_digests();
+    let file_changes = changes
+        .iter()
+        .map(|change| match change {
+            Change::Write(path, bytes) => match digests.get(path) {
+                Some(read) => crate::fsutil::FileChange::WriteUnlessChanged(
+                    root.join(path),
+                    bytes,
+                    *read.as_bytes(),
+                ),
+                None => crate::fsutil::FileChange::Write(root.join(path), bytes),
+            },
+            Change::Delete(path) => match digests.get(path) {
+                Some(read) => crate::fsutil::FileChange::RemoveUnlessChanged(
+                    root.join(path),
+                    *read.as_bytes(),
+                ),
+                None => crate::fsutil::FileChange::Remove(root.join(path)),
+            },
+        })
+        .collect::<Vec<_>>();
+    let kept = crate::fsutil::commit(&file_changes)?;
+    Ok(kept
+        .iter()
+        .filter_map(|path| path.strip_prefix(root).ok())
+        .map(|rel| rel.to_string_lossy().replace('\\', "/"))
+        .collect())
 }
 
 fn file_changes<'a>(root: &Path, changes: &'a [Change]) -> Vec<crate::fsutil::FileChange<'a>> {
@@ -699,12 +758,30 @@ mod tests {
         let write = |p: &str| Change::Write(p.into(), b"y: 2\n".to_vec());
         assert!(can_apply(tmp.path(), &[write("a.yaml"), write("new.yaml")]));
         assert!(!can_apply(tmp.path(), &[write("a.yaml"), write("d.yaml")]));
-        apply(
+        let before = Snapshot::read(tmp.path()).unwrap();
+        let kept = apply(
             tmp.path(),
             &[write("a.yaml"), Change::Delete("gone.yaml".into())],
+            &before,
         )
         .unwrap();
+        assert!(kept.is_empty());
         assert_eq!(std::fs::read(tmp.path().join("a.yaml")).unwrap(), b"y: 2\n");
+    }
+
+    #[test]
+    fn a_replay_keeps_a_file_saved_since_the_tree_was_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.yaml"), "x: 1\n").unwrap();
+        std::fs::write(tmp.path().join("b.yaml"), "x: 1\n").unwrap();
+        let before = Snapshot::read(tmp.path()).unwrap();
+        std::fs::write(tmp.path().join("a.yaml"), "saved: by the user\n").unwrap();
+        let write = |p: &str| Change::Write(p.into(), b"y: 2\n".to_vec());
+        let kept = apply(tmp.path(), &[write("a.yaml"), write("b.yaml")], &before).unwrap();
+        assert_eq!(kept, ["a.yaml"]);
+        let read = |p: &str| std::fs::read_to_string(tmp.path().join(p)).unwrap();
+        assert_eq!(read("a.yaml"), "saved: by the user\n");
+        assert_eq!(read("b.yaml"), "y: 2\n");
     }
 
     #[test]
