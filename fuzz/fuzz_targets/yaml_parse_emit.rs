@@ -5,7 +5,16 @@
 use krmgraph_engine::yaml::{Decoder, Encoder};
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| {
+// The CLI's threads: stacks deep enough for the deepest tree the parser
+// gives (`par::STACK_SIZE`), so the fuzzer finds what a render would.
+fuzz_target!(
+    init: krmgraph_engine::par::init_global_pool(),
+    |data: &[u8]| {
+        krmgraph_engine::par::with_stack(|| run(data));
+    }
+);
+
+fn run(data: &[u8]) {
     let mut decoder = Decoder::new(data);
     let mut docs = Vec::new();
     while let Ok(Some(doc)) = decoder.next_document() {
@@ -30,4 +39,4 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-});
+}
