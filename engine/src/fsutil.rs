@@ -722,7 +722,7 @@ fn sync_temp(tmp: &PathBuf) -> Result<PathBuf, (&'static str, std::io::Error)> {
     }
 }
 
-/// Whether `name` is one of [`create_temp`]'s temporary files; with the
+/// Whether `name` is one of the temporary files a commit stages; with the
 /// id of the process that made it.
 pub fn temp_file_owner(name: &str) -> Option<u32> {
     let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;

@@ -570,6 +570,7 @@ fn a_file_saved_while_the_render_writes_is_kept_with_a_warning() {
             copy_tree(&cache, &warm).unwrap();
         }
     }
+    println!("{warned} of 20 saves came before the rename, each kept with a warning");
     assert!(
         warned >= 15,
         "only {warned} of 20 saves came before the rename"
