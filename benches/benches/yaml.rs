@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use criterion::measurement::{Measurement, ValueFormatter, WallTime};
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
-use krmgraph_engine::yaml::{parse_documents, Encoder};
+use krmgraph_yaml::{parse_documents, Encoder};
 
 /// The benches, under either clock.
 fn parse_and_emit<M: Measurement>(c: &mut Criterion<M>, name: &str) {

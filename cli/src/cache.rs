@@ -1,80 +1,15 @@
-//! The render cache around an in-place `krmgraph render`: open the store,
-//! replay a recorded render of the same tree (or skip a tree that is a
-//! render's fixed point), and record a successful render. The cache never
-//! fails a render: a store that cannot be used means one warning and an
-//! uncached render.
+//! `krmgraph cache` and `krmgraph graph`: the cache's maintenance commands
+//! and the DAG view; and the render's size limit
+//! (`KRMGRAPH_CACHE_MAX_SIZE`). The cache policy around a render is the
+//! render crate's (`krmgraph_render::cache`).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use krmgraph_cache::{Digest, SledStore, Store};
-use krmgraph_engine::render::shortcut::{self, Change, Replay, Snapshot};
-use krmgraph_engine::render::{settled_subtrees, RenderCache, RenderOptions};
-
-/// A render's view of the cache: the store, the tree as read before the
-/// render, and its key.
-pub struct Cached {
-    store: Arc<SledStore>,
-    before: Arc<Snapshot>,
-    key: Digest,
-}
-
-/// The tree a render reads, and (in place) its whole-render key.
-pub struct Tree {
-    /// Every file under the root.
-    pub snapshot: Arc<Snapshot>,
-    /// `shortcut::render_key` of the snapshot, if the render has one.
-    pub key: Option<Digest>,
-}
-
-/// What [`open_reading`] found.
-pub enum Opened {
-    /// The tree (as read) is marked as a render's fixed point: nothing to
-    /// render, and the store was not opened.
-    Settled(Tree),
-    /// The store — `None`, with one warning, when it cannot be used (the
-    /// render then runs uncached) — and the tree, if it could be read.
-    Store(Option<Arc<SledStore>>, Option<Tree>),
-}
-
-/// Reads the tree at `root` (unless `read` is the tree just read) and
-/// computes its whole-render key; then, unless `settled_ok` and the key is
-/// marked as a fixed point ([`krmgraph_cache::is_marked`]), opens the
-/// cache store. A no-op render so never opens the store: opening it takes
-/// about as long as reading a large tree.
-pub fn open_reading(
-    cache_dir: Option<&Path>,
-    root: &Path,
-    options: &RenderOptions,
-    read: Option<Arc<Snapshot>>,
-    settled_ok: bool,
-) -> Opened {
-    let snapshot = match read {
-        Some(snapshot) => Some(snapshot),
-        None => Snapshot::read(root).ok().map(Arc::new),
-    };
-    let tree = snapshot.map(|snapshot| Tree {
-        key: shortcut::render_key(&snapshot, root, options),
-        snapshot,
-    });
-    let dir = krmgraph_cache::resolve_dir(cache_dir);
-    let marked = |tree: &Tree| match (tree.key, &dir) {
-        (Some(key), Ok(dir)) => settled_ok && krmgraph_cache::is_marked(dir, &key),
-        _ => false,
-    };
-    let tree = match tree {
-        Some(tree) if marked(&tree) => return Opened::Settled(tree),
-        tree => tree,
-    };
-    match dir.and_then(|dir| SledStore::open(&dir)) {
-        Ok(store) => Opened::Store(Some(Arc::new(store)), tree),
-        Err(e) => {
-            eprintln!("[WARN] krmgraph: rendering without the cache: {e}");
-            Opened::Store(None, None)
-        }
-    }
-}
+use krmgraph_cache::{SledStore, Store};
+use krmgraph_render::shortcut::{self, Snapshot};
+use krmgraph_render::RenderOptions;
 
 /// Says that `pkg` needs no render: it is a render's fixed point.
 pub fn report_settled(pkg: &Path) {
@@ -84,237 +19,12 @@ pub fn report_settled(pkg: &Path) {
     );
 }
 
-/// The step cache of a render using `store` and the tree as read before it.
-pub fn step_cache(
-    store: &Arc<SledStore>,
-    snapshot: Option<Arc<Snapshot>>,
-    verify: bool,
-) -> RenderCache {
-    RenderCache {
-        store: store.clone(),
-        snapshot,
-        verify,
-    }
-}
-
-/// What the cache did for a render.
-pub enum Lookup {
-    /// Nothing: render.
-    Miss(Option<Cached>),
-    /// The render was replayed (with these writes and deletions) or
-    /// skipped (none); the process exit code is 0.
-    Done(Vec<Change>),
-    /// The replay failed (writing a file); exit code 1.
-    Failed,
-}
-
-/// Replays what `store` holds for the tree at `pkg` (as read, with its
-/// key). `verify` never replays.
-pub fn lookup(
-    pkg: &Path,
-    options: &RenderOptions,
-    store: &Arc<SledStore>,
-    tree: &Tree,
-    verify: bool,
-) -> Lookup {
-    let Some(key) = tree.key else {
-        return Lookup::Miss(None);
-    };
-    let cached = Cached {
-        store: store.clone(),
-        before: tree.snapshot.clone(),
-        key,
-    };
-    if verify {
-        return Lookup::Miss(Some(cached));
-    }
-    let replay = match shortcut::lookup(cached.store.as_ref(), &key, options.results_dir.is_some())
-    {
-        Ok(replay) => replay,
-        Err(e) => {
-            eprintln!("[WARN] krmgraph: cache read failed, rendering: {e}");
-            None
-        }
-    };
-    match replay {
-        None => Lookup::Miss(Some(cached)),
-        Some(Replay::FixedPoint) => {
-            // Not marked, or the no-op would not have opened the store: the
-            // marks file lost it (trimmed, damaged, removed).
-            let _ = cached.store.mark(&key);
-            report_settled(pkg);
-            Lookup::Done(Vec::new())
-        }
-        Some(Replay::Exact { changes, .. }) if !shortcut::can_apply(pkg, &changes) => {
-            Lookup::Miss(Some(cached))
-        }
-        Some(Replay::Exact {
-            changes,
-            stderr,
-            results,
-        }) => {
-            let kept = match shortcut::apply(pkg, &changes, &cached.before) {
-                Ok(kept) => kept,
-                Err(e) => {
-                    if e.removing {
-                        eprintln!("error: failed to delete file: {e}");
-                    } else {
-                        eprintln!("error: failed to save resources: {e}");
-                    }
-                    return Lookup::Failed;
-                }
-            };
-            crate::render::warn_kept(&kept);
-            let changes: Vec<Change> = changes
-                .into_iter()
-                .filter(|c| match c {
-                    Change::Write(path, _) | Change::Delete(path) => !kept.contains(path),
-                })
-                .collect();
-            let _ = std::io::stderr().write_all(&stderr);
-            if let (Some(dir), Some(results)) = (&options.results_dir, results) {
-                let file = dir.join("results.yaml");
-                if let Err(e) = krmgraph_engine::fsutil::write_atomic(&file, &results) {
-                    eprintln!("error: {}: {e}", file.display());
-                    return Lookup::Failed;
-                }
-                eprintln!("For complete results, see {}", file.display());
-            }
-            Lookup::Done(changes)
-        }
-    }
-}
-
-impl Cached {
-    /// Records the successful in-place render of `pkg` that printed
-    /// `stderr` and left `files` (its output files and deletions); with
-    /// `verify`, first checks it against what the cache held. `Err` is a
-    /// verify failure, already reported.
-    pub fn record(
-        &self,
-        pkg: &Path,
-        options: &RenderOptions,
-        stderr: &[u8],
-        results_file: Option<&PathBuf>,
-        files: Option<&[Change]>,
-        verify: bool,
-    ) -> Result<(), ()> {
-        let Some(after) = self.after(pkg, results_file, files) else {
-            return Ok(());
-        };
-        if verify {
-            self.verify(&after)?;
-        }
-        let results = results_file.and_then(|f| std::fs::read(f).ok());
-        let run = shortcut::Rendered {
-            before: self.before.as_ref(),
-            after: &after,
-            stderr,
-            results: results.as_deref(),
-        };
-        let recorded = shortcut::record(self.store.as_ref(), &self.key, pkg, options, &run);
-        let root = krmgraph_engine::render::absolute(pkg);
-        // Only with the whole render recorded (see `settled_subtrees`).
-        let subtrees = |whole: bool| {
-            if !whole {
-                return Ok(0);
-            }
-            settled_subtrees::record(
-                self.store.as_ref(),
-                &root,
-                &options.runner,
-                &self.before,
-                &after,
-            )
-        };
-        if let Err(e) = recorded.and_then(subtrees) {
-            eprintln!("[WARN] krmgraph: could not record the render in the cache: {e}");
-        }
-        Ok(())
-    }
-
-    /// The tree as the render left it: the tree it read with the files it
-    /// wrote and deleted, so that an edit made while it ran is not taken
-    /// for its output (and the next render renders it). Read again where
-    /// that cannot be told from the writes: a symlink in the tree (a write
-    /// through it changes its target), or `results.yaml` written inside it.
-    fn after(
-        &self,
-        pkg: &Path,
-        results_file: Option<&PathBuf>,
-        files: Option<&[Change]>,
-    ) -> Option<Snapshot> {
-        let has_link = || {
-            self.before
-                .entries()
-                .values()
-                .any(|e| matches!(e, shortcut::Entry::Link(_)))
-        };
-        let results_outside = || match results_file {
-            None => true,
-            Some(file) => match (std::fs::canonicalize(file), std::fs::canonicalize(pkg)) {
-                (Ok(file), Ok(pkg)) => !file.starts_with(pkg),
-                _ => false,
-            },
-        };
-        match files {
-            Some(files) if !has_link() && results_outside() => Some(self.before.with(files)),
-            _ => Snapshot::read(pkg).ok(),
-        }
-    }
-
-    /// `--verify`: the fresh render must have done what the cache says a
-    /// render of this tree does.
-    fn verify(&self, after: &Snapshot) -> Result<(), ()> {
-        let expected = match shortcut::lookup(self.store.as_ref(), &self.key, false) {
-            Ok(Some(Replay::FixedPoint)) => self.before.as_ref().clone(),
-            Ok(Some(Replay::Exact { changes, .. })) => self.before.with(&changes),
-            _ => return Ok(()),
-        };
-        let differing = expected
-            .entries()
-            .keys()
-            .chain(after.entries().keys())
-            .find(|path| expected.entries().get(*path) != after.entries().get(*path));
-        match differing {
-            None => Ok(()),
-            Some(path) => {
-                let _ = self.store.remove_step(&self.key);
-                eprintln!(
-                    "Error: --verify: the cached render of this tree differs from a fresh render at {path}: a pipeline is not idempotent (rendering its own output changes it) or a function is not deterministic; the stale record was removed, and --no-cache renders this tree without the cache "
-                );
-                Err(())
-            }
-        }
-    }
-}
-
-/// Keeps the cache under `KRMGRAPH_CACHE_MAX_SIZE` (default 2G): past it,
-/// the least recently used records go until it is at 80 % of it. Run after
-/// a render, when nothing is being recorded. The store is counted (every
-/// record decoded, every blob listed: milliseconds on a large cache) only
-/// when its size estimate, the last count plus what renders added since,
-/// passes the limit, or when the estimate is old.
-pub fn keep_in_size(store: &SledStore) {
-    let max = std::env::var("KRMGRAPH_CACHE_MAX_SIZE")
+/// The cache's size limit: `KRMGRAPH_CACHE_MAX_SIZE` (default 2G).
+pub fn max_size() -> u64 {
+    std::env::var("KRMGRAPH_CACHE_MAX_SIZE")
         .ok()
         .and_then(|v| parse_size(&v).ok())
-        .unwrap_or(2 << 30);
-    if let Some(estimate) = store.size_estimate().filter(|&size| size <= max) {
-        let _ = store.save_size_estimate(estimate, false);
-        return;
-    }
-    let Ok(stats) = store.stats() else {
-        return;
-    };
-    let mut size = stats.total_bytes();
-    if size > max {
-        match store.gc(max / 10 * 8) {
-            Ok(report) => size = report.bytes_after,
-            Err(_) => return,
-        }
-    }
-    let _ = store.save_size_estimate(size, true);
+        .unwrap_or(2 << 30)
 }
 
 /// `krmgraph cache stats|gc|clear|verify`. `gc`, `clear` and `verify`
@@ -465,8 +175,8 @@ fn parse_size(text: &str) -> Result<u64, String> {
 
 /// `krmgraph graph`: the render graph with the cache's state for the tree.
 pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
-    use krmgraph_engine::render::{graph, Order, Output};
-    let pkg = krmgraph_engine::render::absolute(&args.pkg_path);
+    use krmgraph_render::{graph, Order, Output};
+    let pkg = krmgraph_render::absolute(&args.pkg_path);
     let order = match args.order {
         Some(crate::args::OrderArg::Dfs) => Some(Order::DepthFirst),
         Some(crate::args::OrderArg::Bfs) => Some(Order::BreadthFirst),
@@ -482,7 +192,7 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
     options.runner.no_builtin_images = args.no_builtin.clone();
     let effective = match order {
         Some(o) => o,
-        None => match krmgraph_engine::package::Package::load(&pkg, pkg.parent().unwrap_or(&pkg)) {
+        None => match krmgraph_render::Package::load(&pkg, pkg.parent().unwrap_or(&pkg)) {
             Ok(root) => Order::of_root(&root),
             Err(e) => {
                 eprintln!("Error: {e} ");

@@ -2,7 +2,7 @@
 //! verbatim, so scripts written for kpt still match it), a miette report
 //! naming the file, line and column, with the offending lines.
 
-use krmgraph_engine::render::SourcePosition;
+use krmgraph_render::SourcePosition;
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, NamedSource, SourceSpan};
 
 #[derive(Debug, thiserror::Error, Diagnostic)]

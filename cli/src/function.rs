@@ -4,7 +4,7 @@
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use krmgraph_engine::fnruntime::{builtin, resolve_image};
+use krmgraph_render::{builtin, resolve_image};
 
 use crate::args::FnRunArgs;
 

@@ -20,8 +20,8 @@ pub fn kill_functions_on_signal() {
     };
     std::thread::spawn(move || {
         if let Some(signal) = signals.forever().next() {
-            krmgraph_engine::fnruntime::exec::kill_running();
-            if krmgraph_engine::fnruntime::container::handles_interrupts() {
+            krmgraph_render::kill_running();
+            if krmgraph_render::handles_interrupts() {
                 return;
             }
             // Not `exit`: nothing is flushed (stdout may be a full pipe

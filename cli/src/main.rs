@@ -28,9 +28,9 @@ fn main() -> ExitCode {
     let cli = args::Cli::parse();
     // Resource trees nest as deep as the YAML parser allows, and the work
     // on them recurses: every thread that does it gets a stack for that.
-    krmgraph_engine::par::init_global_pool();
+    krmgraph_util::par::init_global_pool();
     let mut cli = Some(cli);
-    match krmgraph_engine::par::with_stack(|| run(cli.take().expect("not run yet"))) {
+    match krmgraph_util::par::with_stack(|| run(cli.take().expect("not run yet"))) {
         Some(code) => code,
         // No thread with that much address space (`ulimit -v`, strict
         // overcommit): the system's stack, deep trees or not.

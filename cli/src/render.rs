@@ -4,12 +4,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use krmgraph_engine::eval::{EvalInput, EvalOptions};
-use krmgraph_engine::event::{kpt_log, CacheEvent, Event, Reporter};
-use krmgraph_engine::fnruntime::RunnerOptions;
-use krmgraph_engine::kptfile::Function;
-use krmgraph_engine::render::shortcut::{Change, Snapshot};
-use krmgraph_engine::render::{render, Output, RenderFailure, RenderOptions};
+use krmgraph_render::eval::{EvalInput, EvalOptions};
+use krmgraph_render::event::{kpt_log, CacheEvent, Event, Reporter};
+use krmgraph_render::shortcut::{Change, Snapshot};
+use krmgraph_render::Function;
+use krmgraph_render::RunnerOptions;
+use krmgraph_render::{cache, render, Output, RenderFailure, RenderOptions};
 
 use crate::args::{FnEvalArgs, RenderArgs};
 
@@ -199,7 +199,7 @@ fn parse_output(value: Option<&str>) -> Result<Option<Output>, ()> {
             if std::fs::symlink_metadata(dir).is_ok() {
                 fail(&format!(
                     "directory {} already exists, please delete the directory and retry",
-                    krmgraph_engine::gostr::quote(dir)
+                    krmgraph_util::gostr::quote(dir)
                 ));
                 return Err(());
             }
@@ -269,7 +269,7 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
         },
     };
     let mut reporter = StderrReporter::new(args.truncate_output);
-    let result = krmgraph_engine::eval::eval(&options, &mut reporter);
+    let result = krmgraph_render::eval::eval(&options, &mut reporter);
     let results_file = match &result {
         Ok(outcome) => outcome.results_file.clone(),
         Err(failure) => failure.results_file.clone(),
@@ -298,7 +298,7 @@ fn check_direct() -> bool {
 
 /// kpt checks `--image-pull-policy` before anything runs.
 fn check_pull_policy(value: &str) -> Result<(), ()> {
-    krmgraph_engine::fnruntime::container::PullPolicy::parse(value).map_err(|e| {
+    krmgraph_render::PullPolicy::parse(value).map_err(|e| {
         eprintln!("error: {e}");
     })?;
     Ok(())
@@ -337,8 +337,8 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
             check_direct: check_direct(),
         },
         order: args.order.map(|o| match o {
-            crate::args::OrderArg::Dfs => krmgraph_engine::render::Order::DepthFirst,
-            crate::args::OrderArg::Bfs => krmgraph_engine::render::Order::BreadthFirst,
+            crate::args::OrderArg::Dfs => krmgraph_render::Order::DepthFirst,
+            crate::args::OrderArg::Bfs => krmgraph_render::Order::BreadthFirst,
         }),
         jobs: args.jobs.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
@@ -346,7 +346,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
         cache: None,
     };
     // Keys use the root's directory name, which `.` does not show.
-    let root = krmgraph_engine::render::absolute(&pkg);
+    let root = krmgraph_render::absolute(&pkg);
     let (store, tree) = if args.no_cache {
         (None, None)
     } else {
@@ -354,8 +354,8 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
         // renders anyway.
         let settled_ok = output == Output::InPlace && args.results_dir.is_none() && !args.verify;
         let cache_dir = args.cache_dir.as_deref();
-        match crate::cache::open_reading(cache_dir, &root, &options, read, settled_ok) {
-            crate::cache::Opened::Settled(tree) => {
+        match cache::open_reading(cache_dir, &root, &options, read, settled_ok) {
+            cache::Opened::Settled(tree) => {
                 tree.snapshot.remove_stale_temps();
                 crate::cache::report_settled(&root);
                 *left = Left::Changes(Vec::new());
@@ -363,28 +363,36 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
                 forget_unless(process_goes_on, tree);
                 return Ok(());
             }
-            crate::cache::Opened::Store(store, tree) => (store, tree),
+            cache::Opened::Store(store, tree) => (Some(store), tree),
+            cache::Opened::Uncached(why) => {
+                eprintln!("[WARN] krmgraph: rendering without the cache: {why}");
+                (None, None)
+            }
         }
     };
     if output == Output::InPlace {
         match &tree {
             Some(tree) => tree.snapshot.remove_stale_temps(),
-            None => krmgraph_engine::fsutil::remove_stale_temps(&root),
+            None => krmgraph_util::fsutil::remove_stale_temps(&root),
         }
     }
+    // Warnings only: nothing a replay prints is captured for a record.
+    let mut warnings = StderrReporter::new(args.truncate_output);
     let lookup = match (&store, &tree) {
-        (Some(store), Some(tree)) if output == Output::InPlace => Some(crate::cache::lookup(
+        (Some(store), Some(tree)) if output == Output::InPlace => Some(cache::lookup(
             &root,
             &options,
             store,
             tree,
             args.verify,
+            &mut warnings,
         )),
         _ => None,
     };
     let cached = match lookup {
-        Some(crate::cache::Lookup::Done(changes)) => {
-            *left = Left::Changes(changes);
+        Some(cache::Lookup::Settled) => {
+            crate::cache::report_settled(&root);
+            *left = Left::Changes(Vec::new());
             summary(&format!(
                 "rendered from the cache in {:.2?}",
                 started.elapsed()
@@ -392,13 +400,30 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
             forget_unless(process_goes_on, tree);
             return Ok(());
         }
-        Some(crate::cache::Lookup::Failed) => return Err(()),
-        Some(crate::cache::Lookup::Miss(cached)) => cached,
+        Some(cache::Lookup::Replayed(replayed)) => {
+            warn_kept(&replayed.kept);
+            let _ = std::io::stderr().write_all(&replayed.stderr);
+            if let Some(file) = &replayed.results_file {
+                eprintln!("For complete results, see {}", file.display());
+            }
+            *left = Left::Changes(replayed.changes);
+            summary(&format!(
+                "rendered from the cache in {:.2?}",
+                started.elapsed()
+            ));
+            forget_unless(process_goes_on, tree);
+            return Ok(());
+        }
+        Some(cache::Lookup::Failed(message)) => {
+            eprintln!("{message}");
+            return Err(());
+        }
+        Some(cache::Lookup::Miss(cached)) => cached,
         None => None,
     };
     options.cache = store
         .as_ref()
-        .map(|s| crate::cache::step_cache(s, tree.map(|t| t.snapshot), args.verify));
+        .map(|s| cache::step_cache(s, tree.map(|t| t.snapshot), args.verify));
     let mut reporter = StderrReporter::new(args.truncate_output).with_progress(&pkg);
     reporter.captured = cached.as_ref().map(|_| Vec::new());
     crate::pages::large();
@@ -453,10 +478,23 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
     if let (Some(cached), Some(stderr), true) = (&cached, &reporter.captured, recordable) {
         let results = outcome.results_file.as_ref();
         let files = outcome.files.as_deref();
-        cached.record(&root, &options, stderr, results, files, args.verify)?;
+        let mut warnings = StderrReporter::new(args.truncate_output);
+        let recorded = cached.record(
+            &root,
+            &options,
+            stderr,
+            results,
+            files,
+            args.verify,
+            &mut warnings,
+        );
+        if let Err(message) = recorded {
+            eprintln!("{message}");
+            return Err(());
+        }
     }
     if let Some(store) = &store {
-        crate::cache::keep_in_size(store);
+        cache::keep_in_size(store, crate::cache::max_size());
     }
     print_results_file(outcome.results_file.as_deref());
     let counts = &reporter.cache;
@@ -506,7 +544,7 @@ fn report_failure(failure: &RenderFailure) {
     report_error(&failure.error);
 }
 
-fn report_error(error: &krmgraph_engine::render::RenderError) {
+fn report_error(error: &krmgraph_render::RenderError) {
     if error.already_reported() {
         return;
     }
@@ -543,7 +581,7 @@ fn resolve_symlink(path: &Path) -> Result<PathBuf, ()> {
             eprintln!(
                 "error: lstat {}: {}",
                 path.display(),
-                krmgraph_engine::fnruntime::exec::go_errno_text(&e)
+                krmgraph_util::gostr::go_errno_text(&e)
             );
             return Err(());
         }
@@ -551,8 +589,8 @@ fn resolve_symlink(path: &Path) -> Result<PathBuf, ()> {
     if is_link {
         eprintln!(
             "[WARN] resolved symlink {} to {}, please note that the symlinks within the package are ignored",
-            krmgraph_engine::gostr::quote(&path.to_string_lossy()),
-            krmgraph_engine::gostr::quote(&resolved.to_string_lossy())
+            krmgraph_util::gostr::quote(&path.to_string_lossy()),
+            krmgraph_util::gostr::quote(&resolved.to_string_lossy())
         );
     }
     Ok(resolved)

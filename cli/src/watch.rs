@@ -21,7 +21,7 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use krmgraph_engine::render::shortcut::{Entry, Snapshot};
+use krmgraph_render::shortcut::{Entry, Snapshot};
 use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::args::WatchArgs;
@@ -82,7 +82,7 @@ impl Stop {
         std::thread::spawn(move || {
             for signal in signals.forever() {
                 if seen.signal.swap(signal, Ordering::SeqCst) != 0 {
-                    krmgraph_engine::fnruntime::exec::kill_running();
+                    krmgraph_render::kill_running();
                     std::process::exit(exit_code(signal).into());
                 }
                 if seen.rendering.load(Ordering::SeqCst) {

@@ -40,12 +40,12 @@
 //!   items as they were.
 #![no_main]
 
-use krmgraph_engine::fnruntime::enforce_path_invariants;
-use krmgraph_engine::fnruntime::results::{self, FnResult};
-use krmgraph_engine::krm;
-use krmgraph_engine::kyaml::byteio::{ByteReader, ByteWriter, ReadOutput};
-use krmgraph_engine::kyaml::{kio_pipeline, kioutil, node_to_string};
-use krmgraph_engine::yaml::{Kind, Node, Style};
+use krmgraph_fn::enforce_path_invariants;
+use krmgraph_fn::results::{self, FnResult};
+use krmgraph_kyaml::krm;
+use krmgraph_kyaml::byteio::{ByteReader, ByteWriter, ReadOutput};
+use krmgraph_kyaml::{kio_pipeline, kioutil, node_to_string};
+use krmgraph_yaml::{Kind, Node, Style};
 use libfuzzer_sys::fuzz_target;
 
 /// More items than this are not worth the time per input.
@@ -172,7 +172,7 @@ fn tag_changes(tag: &str) -> bool {
     let Ok(text) = node_to_string(&node) else {
         return true;
     };
-    match krmgraph_engine::yaml::parse_documents(text.as_bytes()) {
+    match krmgraph_yaml::parse_documents(text.as_bytes()) {
         Ok(docs) => docs
             .first()
             .and_then(|d| d.content.first())
@@ -254,9 +254,9 @@ fn round_trip(read: &ReadOutput) {
 // The CLI's threads: stacks deep enough for the deepest tree the parser
 // gives (`par::STACK_SIZE`), so the fuzzer finds what a render would.
 fuzz_target!(
-    init: krmgraph_engine::par::init_global_pool(),
+    init: krmgraph_util::par::init_global_pool(),
     |data: &[u8]| {
-        krmgraph_engine::par::with_stack(|| run(data));
+        krmgraph_util::par::with_stack(|| run(data));
     }
 );
 

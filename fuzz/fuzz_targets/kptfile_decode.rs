@@ -29,12 +29,12 @@
 
 use std::path::{Path, PathBuf};
 
-use krmgraph_engine::fnruntime::{select, FunctionRunner, RunnerOptions};
-use krmgraph_engine::kptfile::validate::{self, ConfigFileError};
-use krmgraph_engine::kptfile::{self, Function, KptfileError};
-use krmgraph_engine::kyaml::byteio::ByteReader;
-use krmgraph_engine::kyaml::kio_pipeline;
-use krmgraph_engine::yaml::{Kind, Node};
+use krmgraph_fn::{select, FunctionRunner, RunnerOptions};
+use krmgraph_package::kptfile::validate::{self, ConfigFileError};
+use krmgraph_package::kptfile::{self, Function, KptfileError};
+use krmgraph_kyaml::byteio::ByteReader;
+use krmgraph_kyaml::kio_pipeline;
+use krmgraph_yaml::{Kind, Node};
 use libfuzzer_sys::fuzz_target;
 
 /// `error` with its directory blanked, so errors for two directories
@@ -120,9 +120,9 @@ fn runner(f: &Function) {
 // The CLI's threads: stacks deep enough for the deepest tree the parser
 // gives (`par::STACK_SIZE`), so the fuzzer finds what a render would.
 fuzz_target!(
-    init: krmgraph_engine::par::init_global_pool(),
+    init: krmgraph_util::par::init_global_pool(),
     |data: &[u8]| {
-        krmgraph_engine::par::with_stack(|| run(data));
+        krmgraph_util::par::with_stack(|| run(data));
     }
 );
 

@@ -2,15 +2,15 @@
 //! kpt would (compact and wide), parse the output again. Nothing may panic.
 #![no_main]
 
-use krmgraph_engine::yaml::{Decoder, Encoder};
+use krmgraph_yaml::{Decoder, Encoder};
 use libfuzzer_sys::fuzz_target;
 
 // The CLI's threads: stacks deep enough for the deepest tree the parser
 // gives (`par::STACK_SIZE`), so the fuzzer finds what a render would.
 fuzz_target!(
-    init: krmgraph_engine::par::init_global_pool(),
+    init: krmgraph_util::par::init_global_pool(),
     |data: &[u8]| {
-        krmgraph_engine::par::with_stack(|| run(data));
+        krmgraph_util::par::with_stack(|| run(data));
     }
 );
 
@@ -35,7 +35,7 @@ fn run(data: &[u8]) {
             if !docs.is_empty() {
                 // go-yaml itself emits some exotic tags it cannot read back
                 // (`!%21` becomes `!!`), so only the absence of panics counts.
-                let _ = krmgraph_engine::yaml::parse_documents(&bytes);
+                let _ = krmgraph_yaml::parse_documents(&bytes);
             }
         }
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Dev-only: regenerates expected/NAME.out for every cases/NAME.yaml from the
 # go-yaml oracle (tools/yamlv3-oracle). Each .out holds the oracle's tokens,
-# events and dump output under "=== MODE" headers; engine/tests/yaml_oracle.rs
+# events and dump output under "=== MODE" headers; engine/yaml/tests/it/oracle.rs
 # compares the Rust port against these files (and against the live oracle
 # when it is installed).
 set -euo pipefail

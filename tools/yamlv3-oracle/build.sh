@@ -2,7 +2,7 @@
 # Dev-only: builds `yamlv3-oracle`, go-yaml v3 (Debian's golang-gopkg-yaml.v3-dev)
 # with kyaml's compact-sequence patch, which dumps tokens, events and node
 # trees and round-trips YAML the way kyaml's encoder does. Used to check the
-# port in engine/src/yaml line by line; kpt itself stays the test oracle.
+# port in engine/yaml/src line by line; kpt itself stays the test oracle.
 #   apt-get install -y golang-go golang-gopkg-yaml.v3-dev && tools/yamlv3-oracle/build.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -2,7 +2,7 @@
 # Dev-only: builds `yamlv3-encode-dump`, which encodes Node trees given in the
 # `yamlv3-oracle dump` format with go-yaml v3 + kyaml's compact-seq patch
 # (`yamlv3-encode-dump [compact|wide] [indent] < trees`). The emitter's in-memory tests
-# (engine/tests/yaml_emit_memory.rs) check their expected output with it.
+# (engine/yaml/tests/it/emit_memory.rs) check their expected output with it.
 #   apt-get install -y golang-go golang-gopkg-yaml.v3-dev && tools/yamlv3-oracle/build_encode_dump.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

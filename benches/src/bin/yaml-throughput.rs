@@ -7,7 +7,7 @@
 //! (`/proc/thread-self/schedstat`, Linux only), which other processes on a
 //! busy machine do not inflate. Both are best of N.
 
-use krmgraph_engine::yaml::{parse_documents, Encoder, Node};
+use krmgraph_yaml::{parse_documents, Encoder, Node};
 use std::time::Instant;
 
 /// Wall and thread-CPU seconds, each the best seen.

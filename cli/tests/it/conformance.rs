@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use krmgraph_engine::yaml::{decode::parse_documents, Kind};
+use krmgraph_yaml::{decode::parse_documents, Kind};
 
 use crate::util::{copy_tree, docker_available, krmgraph_bin, repo_root};
 
@@ -590,6 +590,12 @@ fn run_corpus_from_env(var: &str) {
         return;
     };
     let root = PathBuf::from(dir);
+    // Set but missing: the corpus would pass without running a case.
+    assert!(
+        root.is_dir(),
+        "{var} is {}, which is not a directory: check out the conformance corpus there or unset {var}",
+        root.display()
+    );
     let corpus = root.file_name().unwrap().to_string_lossy().to_string();
     let expectations =
         read_expectations(&repo_root().join(format!("testdata/conformance/{corpus}.expected")));

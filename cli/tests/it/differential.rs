@@ -268,7 +268,7 @@ impl Emitter {
                             _ => "x".to_string(),
                         })
                         .collect();
-                    if texts.len() > 1 && texts.len() % 2 == 0 {
+                    if texts.len() > 1 && texts.len().is_multiple_of(2) {
                         for (i, t) in texts.iter().enumerate() {
                             let lead = if i == 0 {
                                 format!("{}- ", sp(col))

@@ -1,0 +1,3 @@
+//! The render crate's integration tests, one binary.
+
+mod step_cache;
