@@ -5,12 +5,96 @@ use std::path::PathBuf;
 use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
 /// Render kpt package hierarchies, byte for byte as `kpt fn render` does.
+///
+/// Exit codes: 0 success; 1 a render, function or check failed (kpt's);
+/// 2 a usage error (unknown flag, bad value); 130 or 143 interrupted
+/// (SIGINT, SIGTERM).
 #[derive(Debug, Parser)]
 #[command(name = "krmgraph", version)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+
+    /// Colour krmgraph's own lines (summary, warnings, errors): `auto` on
+    /// a terminal unless `NO_COLOR` is set, `always`, or `never`. kpt's
+    /// log is never coloured.
+    #[arg(long = "color", value_enum, default_value = "auto", global = true)]
+    pub color: ColorArg,
+
+    /// Print errors only: no progress log, summary or warnings.
+    #[arg(short = 'q', long = "quiet", global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+
+    /// Print more: what the cache did for each step, and under `watch`
+    /// kpt's whole log for every render.
+    #[arg(short = 'v', long = "verbose", global = true)]
+    pub verbose: bool,
+}
+
+/// `--color`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorArg {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Parses the command line. kpt's boolean flags (cobra's) also take
+/// `=true` and `=false`; krmgraph's take no value, so that
+/// `krmgraph render --no-cache .` leaves the path alone: the `=` forms of
+/// its boolean flags are rewritten before clap sees them.
+pub fn parse() -> Cli {
+    use clap::CommandFactory;
+    let flags = boolean_flags(&Cli::command());
+    Cli::parse_from(normalize_booleans(std::env::args_os(), &flags))
+}
+
+/// The long names of every flag that takes no value, in every subcommand.
+fn boolean_flags(command: &clap::Command) -> Vec<String> {
+    let own = command
+        .get_arguments()
+        .filter(|a| matches!(a.get_action(), ArgAction::SetTrue))
+        .filter_map(|a| a.get_long().map(str::to_string));
+    let nested = command.get_subcommands().flat_map(boolean_flags);
+    own.chain(nested).collect()
+}
+
+/// `args` with `--flag=true` as `--flag` and `--flag=false` left out, for
+/// each boolean flag in `flags` (Go's `ParseBool` spellings), up to `--`.
+fn normalize_booleans(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+    flags: &[String],
+) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::new();
+    let mut after_dashes = false;
+    for arg in args {
+        after_dashes |= arg == "--";
+        let split = arg
+            .to_str()
+            .filter(|_| !after_dashes)
+            .and_then(|a| a.strip_prefix("--"))
+            .and_then(|a| a.split_once('='))
+            .filter(|(name, _)| flags.iter().any(|f| f == name));
+        match split.map(|(name, value)| (name, go_bool(value))) {
+            Some((name, Some(true))) => out.push(format!("--{name}").into()),
+            Some((_, Some(false))) => {}
+            _ => out.push(arg),
+        }
+    }
+    out
+}
+
+/// Go's `strconv.ParseBool`.
+fn go_bool(value: &str) -> Option<bool> {
+    match value {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
 }
 
 /// The subcommands.
@@ -33,6 +117,16 @@ pub enum Command {
     /// order, each with its key, and whether the render cache holds this
     /// tree.
     Graph(GraphArgs),
+    /// Print krmgraph's version, the commit it was built from, and the kpt
+    /// version whose output it matches.
+    Version,
+    /// Print a shell completion script: `source <(krmgraph completion
+    /// bash)`, as with `kpt completion`.
+    Completion {
+        /// bash, zsh, fish or powershell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// Flags of `krmgraph graph`.
@@ -253,7 +347,7 @@ pub struct RenderArgs {
     pub jobs: Option<usize>,
 
     /// Do not read or write the cache: run every pipeline.
-    #[arg(long = "no-cache", env = "KRMGRAPH_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new(), default_value_t = false, num_args = 0..=1, default_missing_value = "true")]
+    #[arg(long = "no-cache", env = "KRMGRAPH_NO_CACHE", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_cache: bool,
 
     /// The cache directory (default: `KRMGRAPH_CACHE_DIR`, else
@@ -284,6 +378,18 @@ pub struct WatchArgs {
     /// that an editor's save (several writes and a rename) renders once.
     #[arg(long = "debounce-ms", default_value_t = 100)]
     pub debounce_ms: u64,
+
+    /// Clear the screen before each render (on a terminal).
+    #[arg(long = "clear")]
+    pub clear: bool,
+
+    /// Do not render for changes to paths matching this glob (relative to
+    /// the package, `*` within a name, `**` across directories;
+    /// repeatable). Files a render never reads (not YAML, JSON or a
+    /// Kptfile, and not named in a Kptfile; editor swap and backup files)
+    /// are ignored already.
+    #[arg(long = "ignore", value_name = "GLOB")]
+    pub ignore: Vec<String>,
 }
 
 /// `--order`.
@@ -330,6 +436,44 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn boolean_flags_take_go_values_only_with_equals() {
+        use clap::CommandFactory;
+        let flags = boolean_flags(&Cli::command());
+        assert!(flags.iter().any(|f| f == "no-cache"), "{flags:?}");
+        assert!(flags.iter().any(|f| f == "allow-exec"), "{flags:?}");
+        let args = |line: &str| -> Vec<String> {
+            normalize_booleans(line.split(' ').map(Into::into), &flags)
+                .into_iter()
+                .map(|a| a.into_string().unwrap())
+                .collect()
+        };
+        assert_eq!(
+            args("krmgraph render --no-cache=true --allow-exec=false ."),
+            ["krmgraph", "render", "--no-cache", "."]
+        );
+        assert_eq!(
+            args("krmgraph render --allow-exec=T -- --no-cache=false"),
+            [
+                "krmgraph",
+                "render",
+                "--allow-exec",
+                "--",
+                "--no-cache=false"
+            ]
+        );
+        assert_eq!(
+            args("krmgraph render --no-cache=maybe"),
+            ["krmgraph", "render", "--no-cache=maybe"]
+        );
+        let cli = Cli::parse_from(args("krmgraph render --no-cache --allow-exec ."));
+        let Command::Render(render) = cli.command else {
+            panic!("not render");
+        };
+        assert!(render.no_cache && render.allow_exec);
+        assert_eq!(render.pkg_path, PathBuf::from("."));
+    }
 
     #[test]
     fn durations_parse_as_go() {

@@ -12,7 +12,10 @@ use krmgraph_render::shortcut::{self, Snapshot};
 use krmgraph_render::RenderOptions;
 
 /// Says that `pkg` needs no render: it is a render's fixed point.
-pub fn report_settled(pkg: &Path) {
+pub fn report_settled(pkg: &Path, ui: &crate::ui::Ui) {
+    if !ui.warns() {
+        return;
+    }
     eprintln!(
         "krmgraph: {} is as its last render left it; nothing to render (--no-cache renders anyway)",
         pkg.display()
@@ -90,9 +93,29 @@ fn failed(e: &krmgraph_cache::Error) -> std::process::ExitCode {
 
 fn print_stats(dir: &dyn std::fmt::Display, s: &krmgraph_cache::Stats) {
     println!("cache: {dir}");
-    println!("records: {} ({} bytes)", s.records, s.record_bytes);
-    println!("blobs:   {} ({} bytes)", s.blobs, s.blob_bytes);
-    println!("total:   {} bytes", s.total_bytes());
+    println!(
+        "records: {:>8}  {:>10}",
+        s.records,
+        human_size(s.record_bytes)
+    );
+    println!("blobs:   {:>8}  {:>10}", s.blobs, human_size(s.blob_bytes));
+    println!("total:   {:>8}  {:>10}", "", human_size(s.total_bytes()));
+}
+
+/// A size as `du -h` and cargo print one: bytes below 1 KiB, else one
+/// decimal in the largest binary unit that keeps it at 1 or more.
+fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }
 
 fn print_repairs(repaired: &[krmgraph_cache::Repair]) {
@@ -209,7 +232,22 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
             return std::process::ExitCode::from(1);
         }
     };
+    let has_exec = g
+        .order
+        .iter()
+        .any(|&i| matches!(g.graph[i], graph::GraphNode::Step { exec: true, .. }));
     let state = match &store {
+        // A read-only look needs no permission: what a render given
+        // --allow-exec would find is shown too.
+        Ok(store) if has_exec && !options.runner.allow_exec => {
+            let mut allowed = options.clone();
+            allowed.runner.allow_exec = true;
+            format!(
+                "{} without --allow-exec (which a render of this tree needs: it has exec: functions); with --allow-exec: {}",
+                cache_state(&pkg, &options, store),
+                cache_state(&pkg, &allowed, store)
+            )
+        }
         Ok(store) => cache_state(&pkg, &options, store),
         Err(e) => format!("unavailable ({e})"),
     };
@@ -245,6 +283,15 @@ fn cache_state(pkg: &Path, options: &RenderOptions, store: &SledStore) -> String
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sizes_read_as_du_h() {
+        assert_eq!(super::human_size(0), "0 B");
+        assert_eq!(super::human_size(1023), "1023 B");
+        assert_eq!(super::human_size(1536), "1.5 KiB");
+        assert_eq!(super::human_size(5 << 20), "5.0 MiB");
+        assert_eq!(super::human_size(3 << 30), "3.0 GiB");
+    }
+
     #[test]
     fn parses_sizes() {
         assert_eq!(super::parse_size("500"), Ok(500));

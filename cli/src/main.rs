@@ -9,12 +9,11 @@ mod function;
 mod interrupt;
 mod pages;
 mod render;
+mod ui;
 mod watch;
 
 use std::io::Write;
 use std::process::ExitCode;
-
-use clap::Parser;
 
 // A render allocates and frees many small strings and nodes (every
 // function boundary copies resources); mimalloc halves that cost against
@@ -25,7 +24,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     pages::small();
-    let cli = args::Cli::parse();
+    let cli = args::parse();
     // Resource trees nest as deep as the YAML parser allows, and the work
     // on them recurses: every thread that does it gets a stack for that.
     krmgraph_util::par::init_global_pool();
@@ -39,21 +38,45 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: args::Cli) -> ExitCode {
+    let ui = ui::Ui::new(cli.color, cli.quiet, cli.verbose);
     match cli.command {
         args::Command::Render(args) => {
             interrupt::kill_functions_on_signal();
-            exit_now(render::run(args))
+            exit_now(render::run(args, &ui))
         }
-        args::Command::Watch(args) => watch::run(args),
+        args::Command::Watch(args) => watch::run(args, ui),
         args::Command::Fn(args::FnCommand::Run(args)) => function::run(args),
         args::Command::Fn(args::FnCommand::List) => function::list(),
         args::Command::Fn(args::FnCommand::Eval(args)) => {
             interrupt::kill_functions_on_signal();
-            exit_now(render::eval(args))
+            exit_now(render::eval(args, &ui))
         }
         args::Command::Cache(args) => cache::command(args),
         args::Command::Graph(args) => cache::graph(args),
+        args::Command::Version => version(),
+        args::Command::Completion { shell } => completion(shell),
     }
+}
+
+/// The kpt release whose output krmgraph matches byte for byte.
+const KPT_VERSION: &str = "1.0.0-beta.56";
+
+/// `krmgraph version`.
+fn version() -> ExitCode {
+    println!(
+        "krmgraph {} (commit {})\nmatches kpt {KPT_VERSION}",
+        env!("CARGO_PKG_VERSION"),
+        env!("KRMGRAPH_COMMIT")
+    );
+    ExitCode::SUCCESS
+}
+
+/// `krmgraph completion SHELL`.
+fn completion(shell: clap_complete::Shell) -> ExitCode {
+    use clap::CommandFactory;
+    let mut command = args::Cli::command();
+    clap_complete::generate(shell, &mut command, "krmgraph", &mut std::io::stdout());
+    ExitCode::SUCCESS
 }
 
 /// Ends the process with `code` once stdout and stderr are flushed,

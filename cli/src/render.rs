@@ -12,14 +12,18 @@ use krmgraph_render::RunnerOptions;
 use krmgraph_render::{cache, render, Output, RenderFailure, RenderOptions};
 
 use crate::args::{FnEvalArgs, RenderArgs};
+use crate::ui::{Log, Paint, Ui};
 
-/// Prints events as kpt does, as they happen; keeps the text when
-/// `captured` is set (for the cache); on a terminal, keeps a progress bar
-/// (packages started of the tree's packages, functions run) below the log.
+/// Prints events as kpt does, as they happen (all of them, or as much as
+/// the [`Ui`] asks for); keeps the whole text when `captured` is set (for
+/// the cache); on a terminal, keeps a progress bar (packages finished of
+/// the tree's packages, functions run) below the log.
 struct StderrReporter {
     truncate: bool,
+    ui: Ui,
     captured: Option<Vec<u8>>,
     progress: Option<indicatif::ProgressBar>,
+    started: u64,
     functions: usize,
     cache: CacheCounts,
 }
@@ -35,11 +39,13 @@ struct CacheCounts {
 }
 
 impl StderrReporter {
-    fn new(truncate: bool) -> StderrReporter {
+    fn new(truncate: bool, ui: &Ui) -> StderrReporter {
         StderrReporter {
             truncate,
+            ui: ui.clone(),
             captured: None,
             progress: None,
+            started: 0,
             functions: 0,
             cache: CacheCounts::default(),
         }
@@ -49,27 +55,52 @@ impl StderrReporter {
     /// turns itself off) when the store failed.
     fn count(&mut self, event: &CacheEvent) {
         self.cache.log.push(event.to_string());
+        if self.ui.verbose {
+            let line = self
+                .ui
+                .paint(Paint::Dim, &format!("krmgraph: cache: {event}"));
+            self.print(&format!("{line}\n"));
+        }
         match event {
             CacheEvent::StepRan { .. } => self.cache.ran += 1,
             CacheEvent::StepReplayed { .. } => self.cache.replayed += 1,
             CacheEvent::SubtreeReplayed { .. } => self.cache.subtrees += 1,
             CacheEvent::BlocksPassed { .. } => {}
-            CacheEvent::StoreFailed(message) => {
+            CacheEvent::StoreFailed(message) if self.ui.warns() => {
                 let text = format!(
-                    "[WARN] krmgraph: the cache failed, rendering on without it: {message}\n"
+                    "[WARN] krmgraph: the cache failed, rendering on without it: {message}"
                 );
-                match &self.progress {
-                    Some(bar) => bar.suspend(|| eprint!("{text}")),
-                    None => eprint!("{text}"),
-                }
+                self.print(&format!("{}\n", self.ui.paint(Paint::Warn, &text)));
             }
+            CacheEvent::StoreFailed(_) => {}
+        }
+    }
+
+    /// Writes `text` to stderr above the progress bar.
+    fn print(&self, text: &str) {
+        let write = || {
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        };
+        match &self.progress {
+            Some(bar) => bar.suspend(write),
+            None => write(),
+        }
+    }
+
+    /// Whether the [`Ui`] prints this event of kpt's log.
+    fn prints(&self, event: &Event) -> bool {
+        match self.ui.log {
+            Log::Full => true,
+            Log::Brief => matches!(event, Event::FunctionFailed { .. } | Event::Warning(_)),
+            Log::Errors => matches!(event, Event::FunctionFailed { .. }),
         }
     }
 
     /// Adds the progress bar when stderr is a terminal.
     fn with_progress(mut self, pkg: &Path) -> StderrReporter {
         use std::io::IsTerminal;
-        if std::io::stderr().is_terminal() {
+        // A bar redraws itself with escape codes: none without colour.
+        if std::io::stderr().is_terminal() && self.ui.log != Log::Errors && self.ui.color {
             let bar = indicatif::ProgressBar::new(count_packages(pkg));
             let style = indicatif::ProgressStyle::with_template(
                 "{bar:30} {pos}/{len} packages, {msg} [{elapsed}]",
@@ -95,27 +126,25 @@ impl Reporter for StderrReporter {
             return;
         }
         let text = kpt_log(event, self.truncate);
-        match &self.progress {
-            Some(bar) => {
-                bar.suspend(|| {
-                    let _ = std::io::stderr().write_all(text.as_bytes());
-                });
-                match event {
-                    Event::PackageStarted { .. } => {
-                        if bar.position() >= bar.length().unwrap_or(0) {
-                            bar.inc_length(1);
-                        }
-                        bar.inc(1);
+        if self.prints(event) {
+            self.print(&text);
+        }
+        if let Some(bar) = &self.progress {
+            match event {
+                // The log is in kpt's order: a package starts once the
+                // one before it has finished.
+                Event::PackageStarted { .. } => {
+                    self.started += 1;
+                    if self.started > bar.length().unwrap_or(0) {
+                        bar.set_length(self.started);
                     }
-                    Event::FunctionStarted { .. } => {
-                        self.functions += 1;
-                        bar.set_message(format!("{} function(s) run", self.functions));
-                    }
-                    _ => {}
+                    bar.set_position(self.started - 1);
                 }
-            }
-            None => {
-                let _ = std::io::stderr().write_all(text.as_bytes());
+                Event::FunctionStarted { .. } => {
+                    self.functions += 1;
+                    bar.set_message(format!("{} function(s) run", self.functions));
+                }
+                _ => {}
             }
         }
         if let Some(buf) = &mut self.captured {
@@ -149,17 +178,22 @@ fn count_packages(dir: &Path) -> u64 {
 
 /// Warns about each file left alone because it was saved while the render
 /// ran.
-pub fn warn_kept(kept: &[String]) {
+fn warn_kept(kept: &[String], ui: &Ui) {
+    let then = if ui.watching {
+        "watch renders it again next"
+    } else {
+        "render again to render it"
+    };
     for path in kept {
-        eprintln!(
-            "[WARN] krmgraph: {path} changed while the render ran, so the render left it as it is now; render again to render it"
-        );
+        ui.warn(&format!(
+            "{path} changed while the render ran, so the render left it as it is now; {then}"
+        ));
     }
 }
 
 /// Runs `krmgraph render`; the exit code is kpt's (0 or 1).
-pub fn run(args: RenderArgs) -> u8 {
-    match try_run(&args, None) {
+pub fn run(args: RenderArgs, ui: &Ui) -> u8 {
+    match try_run(&args, None, ui) {
         Ok(()) => 0,
         Err(()) => 1,
     }
@@ -209,14 +243,14 @@ fn parse_output(value: Option<&str>) -> Result<Option<Output>, ()> {
 }
 
 /// Runs `krmgraph fn eval`; exit codes as kpt's.
-pub fn eval(args: FnEvalArgs) -> u8 {
-    match try_eval(args) {
+pub fn eval(args: FnEvalArgs, ui: &Ui) -> u8 {
+    match try_eval(args, ui) {
         Ok(()) => 0,
         Err(()) => 1,
     }
 }
 
-fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
+fn try_eval(args: FnEvalArgs, ui: &Ui) -> Result<(), ()> {
     let function = match (&args.image, &args.exec) {
         (Some(image), _) => Function {
             image: image.clone(),
@@ -268,7 +302,7 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
             check_direct: check_direct(),
         },
     };
-    let mut reporter = StderrReporter::new(args.truncate_output);
+    let mut reporter = StderrReporter::new(args.truncate_output, ui);
     let result = krmgraph_render::eval::eval(&options, &mut reporter);
     let results_file = match &result {
         Ok(outcome) => outcome.results_file.clone(),
@@ -278,7 +312,7 @@ fn try_eval(args: FnEvalArgs) -> Result<(), ()> {
         let _ = std::io::stdout().write_all(&outcome.stdout);
     }
     // kpt's eval puts a blank line before the results path.
-    if let Some(file) = results_file {
+    if let Some(file) = results_file.filter(|_| ui.warns()) {
         eprintln!("\nFor complete results, see {}", file.display());
     }
     match result {
@@ -306,7 +340,7 @@ fn check_pull_policy(value: &str) -> Result<(), ()> {
 
 /// An in-place (or `-o`) render; `watching` for `watch` (then the process
 /// goes on after it).
-pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> {
+pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result<(), ()> {
     let mut unwatched = Left::Unknown;
     let process_goes_on = watching.is_some();
     let (read, left) = match watching {
@@ -357,15 +391,18 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
         match cache::open_reading(cache_dir, &root, &options, read, settled_ok) {
             cache::Opened::Settled(tree) => {
                 tree.snapshot.remove_stale_temps();
-                crate::cache::report_settled(&root);
+                crate::cache::report_settled(&root, ui);
                 *left = Left::Changes(Vec::new());
-                summary(&format!("nothing to render ({:.2?})", started.elapsed()));
+                summary(
+                    ui,
+                    &format!("nothing to render ({:.2?})", started.elapsed()),
+                );
                 forget_unless(process_goes_on, tree);
                 return Ok(());
             }
             cache::Opened::Store(store, tree) => (Some(store), tree),
             cache::Opened::Uncached(why) => {
-                eprintln!("[WARN] krmgraph: rendering without the cache: {why}");
+                ui.warn(&format!("rendering without the cache: {why}"));
                 (None, None)
             }
         }
@@ -377,7 +414,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
         }
     }
     // Warnings only: nothing a replay prints is captured for a record.
-    let mut warnings = StderrReporter::new(args.truncate_output);
+    let mut warnings = StderrReporter::new(args.truncate_output, ui);
     let lookup = match (&store, &tree) {
         (Some(store), Some(tree)) if output == Output::InPlace => Some(cache::lookup(
             &root,
@@ -391,26 +428,28 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
     };
     let cached = match lookup {
         Some(cache::Lookup::Settled) => {
-            crate::cache::report_settled(&root);
+            crate::cache::report_settled(&root, ui);
             *left = Left::Changes(Vec::new());
-            summary(&format!(
-                "rendered from the cache in {:.2?}",
-                started.elapsed()
-            ));
+            summary(
+                ui,
+                &format!("rendered from the cache in {:.2?}", started.elapsed()),
+            );
             forget_unless(process_goes_on, tree);
             return Ok(());
         }
         Some(cache::Lookup::Replayed(replayed)) => {
-            warn_kept(&replayed.kept);
-            let _ = std::io::stderr().write_all(&replayed.stderr);
-            if let Some(file) = &replayed.results_file {
-                eprintln!("For complete results, see {}", file.display());
+            warn_kept(&replayed.kept, ui);
+            if ui.log == Log::Full {
+                let _ = std::io::stderr().write_all(&replayed.stderr);
+            }
+            if ui.warns() {
+                print_results_file(replayed.results_file.as_deref());
             }
             *left = Left::Changes(replayed.changes);
-            summary(&format!(
-                "rendered from the cache in {:.2?}",
-                started.elapsed()
-            ));
+            summary(
+                ui,
+                &format!("rendered from the cache in {:.2?}", started.elapsed()),
+            );
             forget_unless(process_goes_on, tree);
             return Ok(());
         }
@@ -424,7 +463,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
     options.cache = store
         .as_ref()
         .map(|s| cache::step_cache(s, tree.map(|t| t.snapshot), args.verify));
-    let mut reporter = StderrReporter::new(args.truncate_output).with_progress(&pkg);
+    let mut reporter = StderrReporter::new(args.truncate_output, ui).with_progress(&pkg);
     reporter.captured = cached.as_ref().map(|_| Vec::new());
     crate::pages::large();
     let rendered = render(&pkg, &options, &mut reporter);
@@ -451,7 +490,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
             return Err(());
         }
     };
-    warn_kept(&outcome.kept);
+    warn_kept(&outcome.kept, ui);
     if let Some(files) = &outcome.files {
         *left = Left::Changes(files.clone());
     }
@@ -460,7 +499,9 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
             "Successfully executed {} function(s) in {} package(s).\n",
             outcome.functions, outcome.packages
         );
-        let _ = std::io::stderr().write_all(line.as_bytes());
+        if ui.log == Log::Full {
+            let _ = std::io::stderr().write_all(line.as_bytes());
+        }
         if let Some(buf) = &mut reporter.captured {
             buf.extend(line.as_bytes());
         }
@@ -478,7 +519,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
     if let (Some(cached), Some(stderr), true) = (&cached, &reporter.captured, recordable) {
         let results = outcome.results_file.as_ref();
         let files = outcome.files.as_deref();
-        let mut warnings = StderrReporter::new(args.truncate_output);
+        let mut warnings = StderrReporter::new(args.truncate_output, ui);
         let recorded = cached.record(
             &root,
             &options,
@@ -496,22 +537,27 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>) -> Result<(), ()> 
     if let Some(store) = &store {
         cache::keep_in_size(store, crate::cache::max_size());
     }
-    print_results_file(outcome.results_file.as_deref());
+    if ui.warns() {
+        print_results_file(outcome.results_file.as_deref());
+    }
     let counts = &reporter.cache;
-    summary(&format!(
-        "{} function(s) in {} package(s), {:.2?}{}",
-        outcome.functions,
-        outcome.packages,
-        started.elapsed(),
-        if store.is_some() {
-            format!(
-                "; steps: {} run, {} replayed; {} subtree(s) replayed whole",
-                counts.ran, counts.replayed, counts.subtrees
-            )
-        } else {
-            String::new()
-        }
-    ));
+    summary(
+        ui,
+        &format!(
+            "{} function(s) in {} package(s), {:.2?}{}",
+            outcome.functions,
+            outcome.packages,
+            started.elapsed(),
+            if store.is_some() {
+                format!(
+                    "; steps: {} run, {} replayed; {} subtree(s) replayed whole",
+                    counts.ran, counts.replayed, counts.subtrees
+                )
+            } else {
+                String::new()
+            }
+        ),
+    );
     Ok(())
 }
 
@@ -524,12 +570,18 @@ fn forget_unless<T>(process_goes_on: bool, tree: T) {
     }
 }
 
-/// krmgraph's own summary line, on a terminal only: piped or captured
-/// stderr stays exactly kpt's.
-fn summary(text: &str) {
+/// krmgraph's own summary line, on a terminal only (piped or captured
+/// stderr stays exactly kpt's), unless `-q`; always in `watch`'s brief
+/// mode, where it stands for the log.
+fn summary(ui: &Ui, text: &str) {
     use std::io::IsTerminal;
-    if std::io::stderr().is_terminal() {
-        eprintln!("krmgraph: {text}");
+    let shown = match ui.log {
+        Log::Full => std::io::stderr().is_terminal(),
+        Log::Brief => true,
+        Log::Errors => false,
+    };
+    if shown {
+        eprintln!("{}", ui.paint(Paint::Good, &format!("krmgraph: {text}")));
     }
 }
 

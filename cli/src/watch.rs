@@ -26,6 +26,7 @@ use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::args::WatchArgs;
 use crate::render::{try_run, Left, Watching};
+use crate::ui::{Log, Paint, Ui};
 
 /// How often the polling watcher looks when inotify cannot watch the tree.
 const POLL_INTERVAL: Duration = Duration::from_secs(1);
@@ -36,7 +37,21 @@ const TICK: Duration = Duration::from_millis(50);
 /// Runs `krmgraph watch` until it is interrupted (exit code 130 for
 /// SIGINT, 143 for SIGTERM, as a shell reports them); exit code 1 when the
 /// tree cannot be watched or read.
-pub fn run(args: WatchArgs) -> ExitCode {
+pub fn run(args: WatchArgs, mut ui: Ui) -> ExitCode {
+    use std::io::IsTerminal;
+    ui.watching = true;
+    // On a terminal, each render is a header and a summary line (or the
+    // failure); `-v` (or a pipe) gets kpt's whole log.
+    if ui.log == Log::Full && !ui.verbose && std::io::stderr().is_terminal() {
+        ui.log = Log::Brief;
+    }
+    let ignore = match Ignore::new(&args.ignore) {
+        Ok(ignore) => ignore,
+        Err(message) => {
+            eprintln!("Error: {message} ");
+            return ExitCode::from(2);
+        }
+    };
     if args.render.output.as_deref().is_some_and(|o| !o.is_empty()) {
         eprintln!("Error: krmgraph watch renders in place: drop -o (krmgraph render -o writes elsewhere once) ");
         return ExitCode::from(1);
@@ -51,7 +66,13 @@ pub fn run(args: WatchArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    match watch(&args, stop.as_ref()) {
+    let session = Session {
+        args: &args,
+        ui: &ui,
+        stop: stop.as_ref(),
+        ignore,
+    };
+    match session.watch() {
         Ok(()) => {
             eprintln!("krmgraph watch: stopped");
             ExitCode::from(stop.exit_code())
@@ -83,6 +104,10 @@ impl Stop {
             for signal in signals.forever() {
                 if seen.signal.swap(signal, Ordering::SeqCst) != 0 {
                     krmgraph_render::kill_running();
+                    // The render's progress bar, if one is drawn, goes.
+                    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+                        eprint!("\r\x1b[2K");
+                    }
                     std::process::exit(exit_code(signal).into());
                 }
                 if seen.rendering.load(Ordering::SeqCst) {
@@ -111,39 +136,106 @@ fn exit_code(signal: i32) -> u8 {
     }
 }
 
-fn watch(args: &WatchArgs, stop: &Stop) -> Result<(), String> {
-    let pkg = &args.render.pkg_path;
-    let root = std::fs::canonicalize(pkg).map_err(|e| format!("{}: {e}", pkg.display()))?;
-    let ignored = ignored_paths(args, &root);
-    // Watching starts before the first read, so no edit falls between.
-    let (sender, events) = channel();
-    let _watcher = start_watcher(&root, sender)?;
-    let debounce = Duration::from_millis(args.debounce_ms);
-    let mut known = render(args, &root, read(&root)?, stop);
-    loop {
-        match wait_until_quiet(&events, debounce, stop) {
-            Wait::Changed => {}
-            Wait::Stopped => return Ok(()),
-            Wait::Gone => return Err(format!("stopped watching {}", root.display())),
-        }
-        let Some(now) = read_settled(&root)? else {
-            continue;
-        };
-        let changed = changed_paths(&known, &now, &ignored);
-        let Some(first) = changed.first() else {
-            continue;
-        };
-        if stop.requested() {
-            return Ok(());
-        }
-        eprintln!(
-            "krmgraph watch: {first}{} changed; rendering",
-            match changed.len() {
+/// One `krmgraph watch`: its flags, how it prints, its stop flag and what
+/// it does not render for.
+struct Session<'a> {
+    args: &'a WatchArgs,
+    ui: &'a Ui,
+    stop: &'a Stop,
+    ignore: Ignore,
+}
+
+impl Session<'_> {
+    fn watch(&self) -> Result<(), String> {
+        let pkg = &self.args.render.pkg_path;
+        let root = std::fs::canonicalize(pkg).map_err(|e| format!("{}: {e}", pkg.display()))?;
+        let ignored = ignored_paths(self.args, &root);
+        // Watching starts before the first read, so no edit falls between.
+        let (sender, events) = channel();
+        let _watcher = start_watcher(&root, sender)?;
+        let debounce = Duration::from_millis(self.args.debounce_ms);
+        self.header(&format!("rendering {}", pkg.display()), true);
+        let mut known = self.render(&root, read(&root)?);
+        loop {
+            match wait_until_quiet(&events, debounce, self.stop) {
+                Wait::Changed => {}
+                Wait::Stopped => return Ok(()),
+                Wait::Gone => return Err(format!("stopped watching {}", root.display())),
+            }
+            let Some(now) = read_settled(&root)? else {
+                continue;
+            };
+            let changed: Vec<String> = changed_paths(&known, &now, &ignored)
+                .into_iter()
+                .filter(|path| !self.ignore.matches(path) && render_reads(path, &now, &root))
+                .collect();
+            let Some(first) = changed.first() else {
+                // Nothing a render reads: the next render compares with
+                // the tree as it is now.
+                known = now;
+                continue;
+            };
+            if self.stop.requested() {
+                return Ok(());
+            }
+            let others = match changed.len() {
                 1 => String::new(),
                 n => format!(" and {} other file(s)", n - 1),
-            }
-        );
-        known = render(args, &root, now, stop);
+            };
+            self.header(&format!("{first}{others} changed; rendering"), false);
+            known = self.render(&root, now);
+        }
+    }
+
+    /// The line before a render (with kpt's whole log, none before the
+    /// first); in the brief mode with the time of day. After `--clear`.
+    fn header(&self, text: &str, first: bool) {
+        use std::io::IsTerminal;
+        let terminal = std::io::stderr().is_terminal();
+        if self.args.clear && terminal {
+            eprint!("\x1b[2J\x1b[3J\x1b[H");
+        }
+        match self.ui.log {
+            Log::Brief => eprintln!(
+                "{} krmgraph watch: {text}",
+                self.ui.paint(Paint::Dim, &time_of_day())
+            ),
+            _ if first => {}
+            _ => eprintln!("krmgraph watch: {text}"),
+        }
+    }
+    /// Renders once; the tree as the render left it.
+    fn render(&self, root: &Path, before: Snapshot) -> Snapshot {
+        let started = Instant::now();
+        let mut left = Left::Unknown;
+        self.stop.rendering.store(true, Ordering::SeqCst);
+        let before = Arc::new(before);
+        let watching = Watching {
+            tree: Some(before.clone()),
+            left: &mut left,
+        };
+        let ok = try_run(&self.args.render, Some(watching), self.ui).is_ok();
+        self.stop.rendering.store(false, Ordering::SeqCst);
+        // A write through a symlink changes its target, which the list of
+        // writes does not show.
+        let has_link = before
+            .entries()
+            .values()
+            .any(|e| matches!(e, Entry::Link(_)));
+        let after = match left {
+            Left::Changes(changes) if !has_link => before.with(&changes),
+            _ => Snapshot::read(root).unwrap_or_else(|_| before.as_ref().clone()),
+        };
+        // The brief mode's summary line (or the failure) said it.
+        if self.ui.log != Log::Brief {
+            eprintln!(
+                "krmgraph watch: {} in {:.2?}; watching {} (Ctrl-C stops)",
+                if ok { "rendered" } else { "the render failed" },
+                started.elapsed(),
+                self.args.render.pkg_path.display()
+            );
+        }
+        after
     }
 }
 
@@ -172,35 +264,114 @@ fn read_settled(root: &Path) -> Result<Option<Snapshot>, String> {
     Ok(None)
 }
 
-/// Renders once; the tree as the render left it.
-fn render(args: &WatchArgs, root: &Path, before: Snapshot, stop: &Stop) -> Snapshot {
-    let started = Instant::now();
-    let mut left = Left::Unknown;
-    stop.rendering.store(true, Ordering::SeqCst);
-    let before = Arc::new(before);
-    let watching = Watching {
-        tree: Some(before.clone()),
-        left: &mut left,
+/// The local time of day, `HH:MM:SS`.
+fn time_of_day() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let now = libc::time_t::try_from(now).unwrap_or_default();
+    // SAFETY: localtime_r reads `now` and writes only the tm it is given.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    let ok = !unsafe { libc::localtime_r(&now, &mut tm) }.is_null();
+    if !ok {
+        return "--:--:--".to_string();
+    }
+    format!("{:02}:{:02}:{:02}", tm.tm_hour, tm.tm_min, tm.tm_sec)
+}
+
+/// Whether a render may read `path` (a slash path under the root), as
+/// far as watch can tell without rendering: resources (`.yaml`, `.yml`,
+/// `.json`), Kptfiles and `.krmignore`, and any other file a Kptfile of
+/// `tree` names (an `exec:` program, a `configPath`). Editor swap, backup
+/// and lock files are not (`.a.yaml.swp`, `a.yaml~`, `#a.yaml#`,
+/// `.#a.yaml`). A `.gitignore`d resource is read: kpt does not look at
+/// `.gitignore`.
+fn render_reads(path: &str, tree: &Snapshot, root: &Path) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if name.ends_with('~') || name.starts_with('#') || name.starts_with(".#") {
+        return false;
+    }
+    if krmignored(path, tree, root) {
+        return false;
+    }
+    if name == "Kptfile" || name == ".krmignore" {
+        return true;
+    }
+    let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    if matches!(extension.as_deref(), Some("yaml" | "yml" | "json")) {
+        return true;
+    }
+    tree.entries().iter().any(|(p, entry)| {
+        let is_kptfile = p == "Kptfile" || p.ends_with("/Kptfile");
+        match entry {
+            Entry::File(bytes) if is_kptfile => {
+                memchr::memmem::find(bytes, name.as_bytes()).is_some()
+            }
+            _ => false,
+        }
+    })
+}
+
+/// Whether the `.krmignore` of the package `path` is in ignores it (the
+/// package reader then never reads it).
+fn krmignored(path: &str, tree: &Snapshot, root: &Path) -> bool {
+    let file = |p: &str| match tree.entries().get(p) {
+        Some(Entry::File(bytes)) => Some(bytes.clone()),
+        _ => None,
     };
-    let ok = try_run(&args.render, Some(watching)).is_ok();
-    stop.rendering.store(false, Ordering::SeqCst);
-    // A write through a symlink changes its target, which the list of
-    // writes does not show.
-    let has_link = before
-        .entries()
-        .values()
-        .any(|e| matches!(e, Entry::Link(_)));
-    let after = match left {
-        Left::Changes(changes) if !has_link => before.with(&changes),
-        _ => Snapshot::read(root).unwrap_or_else(|_| before.as_ref().clone()),
-    };
-    eprintln!(
-        "krmgraph watch: {} in {:.2?}; watching {} (Ctrl-C stops)",
-        if ok { "rendered" } else { "the render failed" },
-        started.elapsed(),
-        args.render.pkg_path.display()
-    );
-    after
+    let mut dir = path;
+    while !dir.is_empty() {
+        dir = dir.rsplit_once('/').map_or("", |(parent, _)| parent);
+        let under = |name: &str| match dir {
+            "" => name.to_string(),
+            dir => format!("{dir}/{name}"),
+        };
+        if !tree.entries().contains_key(&under("Kptfile")) {
+            continue;
+        }
+        // The nearest package decides.
+        let Some(patterns) = file(&under(krmgraph_render::IGNORE_FILE_NAME)) else {
+            return false;
+        };
+        let base = root.join(dir).to_string_lossy().into_owned();
+        let base = base.trim_end_matches('/');
+        let ignore = krmgraph_render::GitIgnore::parse(base, &patterns);
+        return ignore.matches(&root.join(path).to_string_lossy(), false);
+    }
+    false
+}
+
+/// `--ignore` globs.
+struct Ignore(globset::GlobSet);
+
+impl Ignore {
+    fn new(globs: &[String]) -> Result<Ignore, String> {
+        let mut set = globset::GlobSetBuilder::new();
+        for glob in globs {
+            let glob = globset::GlobBuilder::new(glob)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| format!("--ignore {glob:?}: {e}"))?;
+            set.add(glob);
+        }
+        set.build()
+            .map(Ignore)
+            .map_err(|e| format!("--ignore: {e}"))
+    }
+
+    /// Whether `path`, or a directory it is under, matches.
+    fn matches(&self, path: &str) -> bool {
+        let mut prefix = path;
+        loop {
+            if self.0.is_match(prefix) {
+                return true;
+            }
+            match prefix.rsplit_once('/') {
+                Some((parent, _)) => prefix = parent,
+                None => return false,
+            }
+        }
+    }
 }
 
 /// The files that differ between `known` and `now` (written, created,

@@ -24,4 +24,5 @@ mod kpt_diff;
 mod reliability;
 mod test_images;
 mod util;
+mod ux;
 mod watch;

@@ -21,7 +21,7 @@
 //! - [`kio_pipeline`]: the annotation bookkeeping around one function call
 //!   (`kio.Pipeline` and `runtimeutil.FunctionFilter`).
 //! - [`krm`]: the KRM checks kpt applies to resources.
-//! - `gitignore`, [`pkgio`]: `LocalPackageReader` (with `.krmignore`) and
+//! - [`gitignore`], [`pkgio`]: `LocalPackageReader` (with `.krmignore`) and
 //!   `LocalPackageWriter`.
 //!
 //! Error messages are kyaml's and kpt's own text, since kpt prints them
@@ -32,7 +32,7 @@
 pub mod byteio;
 mod comments;
 pub mod file_memo;
-mod gitignore;
+pub mod gitignore;
 pub mod gopath;
 pub mod item_memo;
 pub mod json;

@@ -25,7 +25,8 @@ use krmgraph_cache::{MemoryStore, Store};
 use super::shortcut::{function_identity, Entry, Hasher, Snapshot};
 use super::stepcache::{RenderCache, StepCache};
 use super::{Order, RenderError};
-use krmgraph_fn::RunnerOptions;
+use krmgraph_fn::{exec, RunnerOptions};
+use krmgraph_package::kptfile::Function;
 use krmgraph_package::{direct_subpackages, Package};
 
 /// A node of the render graph.
@@ -52,9 +53,15 @@ pub enum GraphNode {
         index: usize,
         /// The image or exec command line.
         function: String,
+        /// Whether it is an `exec:` function.
+        exec: bool,
         /// blake3 over the package key, the position and the function's
         /// identity, hex.
         key: String,
+        /// Why the step cache cannot key the function (its identity is
+        /// unknown before it runs, so a render runs it uncached), or why a
+        /// render would refuse it with these flags.
+        unkeyed: Option<String>,
     },
 }
 
@@ -185,17 +192,21 @@ impl Builder<'_> {
             } else {
                 f.exec.clone()
             };
+            let identity = function_identity(f, &self.runner);
             let mut h = Hasher::default();
             h.field(key.as_bytes());
             h.field(&(index as u64).to_le_bytes());
-            h.field(&function_identity(f, &self.runner).unwrap_or_default());
+            h.field(identity.as_deref().unwrap_or_default());
             h.field(function.as_bytes());
+            let unkeyed = why_unkeyed(f, &self.runner, identity.is_some());
             let step = self.add(GraphNode::Step {
                 package: pkg.display_path.clone(),
                 role,
                 index,
                 function,
+                exec: !f.exec.is_empty(),
                 key: h.0.finalize().to_hex().to_string(),
+                unkeyed,
             });
             for p in previous.drain(..) {
                 self.graph.add_edge(p, step, ());
@@ -245,6 +256,35 @@ impl Builder<'_> {
     }
 }
 
+/// Why a render would not key the step running `f` (`keyed`: whether
+/// [`function_identity`] found its identity), or would refuse it.
+fn why_unkeyed(f: &Function, runner: &RunnerOptions, keyed: bool) -> Option<String> {
+    if !f.exec.is_empty() {
+        if !runner.allow_exec {
+            return Some("exec: functions run only with --allow-exec".to_string());
+        }
+        if keyed {
+            return None;
+        }
+        let program = exec::split_command(&f.exec)
+            .ok()
+            .and_then(|words| words.first().cloned())
+            .unwrap_or_default();
+        return Some(format!(
+            "its program {program:?} cannot be found or read, so it is not keyed (a render fails to run it)"
+        ));
+    }
+    if keyed {
+        return None;
+    }
+    Some(if runner.image_pull_policy.eq_ignore_ascii_case("always") {
+        "--image-pull-policy Always: the image may change at each pull, so the step runs uncached"
+            .to_string()
+    } else {
+        "the image is not present locally (or no container engine answers): its digest is not known until a render pulls it, so that render runs the step uncached".to_string()
+    })
+}
+
 /// The graph as text: one node per line in execution order, with its
 /// short key and what it depends on.
 pub fn to_text(g: &RenderGraph, state: &str) -> String {
@@ -262,8 +302,11 @@ pub fn to_text(g: &RenderGraph, state: &str) -> String {
             GraphNode::Package {
                 recorded: Some(true),
                 ..
-            } => "  (recorded: a render replays it)",
-            _ => "",
+            } => "  (recorded: a render replays it)".to_string(),
+            GraphNode::Step {
+                unkeyed: Some(why), ..
+            } => format!("  (not keyed: {why})"),
+            _ => String::new(),
         };
         out.push_str(&format!(
             "#{:<3} {}  {}{}{recorded}\n",
@@ -328,10 +371,13 @@ pub fn to_json(g: &RenderGraph, state: &str) -> String {
                 role,
                 index,
                 function,
+                exec,
                 key,
+                unkeyed,
             } => serde_json::json!({
                 "kind": "step", "package": package, "role": role,
-                "index": index, "function": function, "key": key,
+                "index": index, "function": function, "exec": exec, "key": key,
+                "unkeyed": unkeyed,
             }),
         })
         .collect();

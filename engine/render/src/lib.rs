@@ -40,6 +40,8 @@ pub use bfs::{Order, BFS_ANNOTATION};
 pub use krmgraph_fn::container::{handles_interrupts, PullPolicy};
 pub use krmgraph_fn::exec::kill_running;
 pub use krmgraph_fn::{builtin, event, resolve_image};
+pub use krmgraph_kyaml::gitignore::GitIgnore;
+pub use krmgraph_kyaml::pkgio::IGNORE_FILE_NAME;
 pub use krmgraph_package::kptfile::Function;
 pub use stepcache::RenderCache;
 
