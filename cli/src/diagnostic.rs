@@ -1,47 +1,107 @@
-//! Source snippets for syntax errors: after kpt's one-line `Error:` (kept
-//! verbatim, so scripts written for kpt still match it), a miette report
-//! naming the file, line and column, with the offending lines.
+//! What krmgraph adds after kpt's text when a render fails: kpt's lines
+//! are printed first and unchanged (scripts written for kpt still match
+//! them, and the conformance tests compare them), then, after a blank
+//! line, a miette report per problem — what is wrong, the file, line and
+//! column with the offending lines, and what to do:
+//!
+//! - a YAML syntax error ([`syntax_error`]): the caret on the offending
+//!   token, the file's line (go-yaml's, in kpt's message, counts
+//!   differently; the report says so where they differ);
+//! - the engine's [`Hint`]s ([`hint`]): Kptfile schema errors with the
+//!   nearest known field, an `exec:` refused without `--allow-exec`, an
+//!   image near a built-in's that is not there.
 
-use krmgraph_render::SourcePosition;
-use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, NamedSource, SourceSpan};
+use krmgraph_render::{Hint, RenderError, SourcePosition};
+use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, NamedSource};
 
-#[derive(Debug, thiserror::Error, Diagnostic)]
-#[error("{message}")]
-#[diagnostic(help("fix the YAML at {location}; krmgraph wrote nothing"))]
-struct SyntaxError {
-    message: String,
-    location: String,
-    #[source_code]
-    source_code: NamedSource<String>,
-    #[label("here")]
-    span: SourceSpan,
+/// The engine's hints about `error`, in the order they are shown.
+pub fn hints(error: &RenderError) -> &[Hint] {
+    match error {
+        RenderError::Kptfile(e) => e.hints(),
+        RenderError::Package(e) => e.hints(),
+        RenderError::Function(e) => e.hints(),
+        _ => &[],
+    }
 }
 
-/// The snippet for `message` at `position`, or `None` if the file cannot be
-/// read any more.
-pub fn snippet(message: &str, position: &SourcePosition) -> Option<String> {
-    let text = String::from_utf8_lossy(&std::fs::read(&position.path).ok()?).into_owned();
-    let (text, column) = cropped(&text, position.line, position.column);
-    let offset = byte_offset(&text, position.line, column);
-    let name = position.path.display().to_string();
-    let location = format!("{}:{}:{}", name, position.line + 1, position.column + 1);
-    let report = SyntaxError {
-        message: message.to_string(),
-        location,
-        source_code: NamedSource::new(name, text),
-        span: SourceSpan::from((offset, 0)),
+/// The report for `hint`: its message, the snippet at its position when
+/// the file can still be read, its help.
+pub fn hint(hint: &Hint) -> Option<String> {
+    let at = hint
+        .position
+        .as_ref()
+        .map(|p| (p, hint.length, hint.label.as_str()));
+    render(&hint.message, at, hint.help.as_deref())
+}
+
+/// The report for go-yaml's error `message` (kpt's text, `yaml: line N:
+/// ...`) at `position`, or `None` if the file cannot be read any more.
+pub fn syntax_error(message: &str, position: &SourcePosition) -> Option<String> {
+    std::fs::metadata(&position.path).ok()?;
+    let location = format!(
+        "{}:{}:{}",
+        position.path.display(),
+        position.line + 1,
+        position.column + 1
+    );
+    let mut help = format!("fix the YAML at {location}; krmgraph wrote nothing");
+    if go_line(message).is_some_and(|n| n != position.line + 1) {
+        help.push_str(&format!(
+            "\n(the line number in kpt's message above is go-yaml's, which can differ from the file's: this is line {} of the file)",
+            position.line + 1
+        ));
+    }
+    render(
+        &without_go_line(message),
+        Some((position, 0, "here")),
+        Some(&help),
+    )
+}
+
+/// `message` with a snippet of the file at `at` (position, characters
+/// underlined, label) and `help`. A file that cannot be read gives the
+/// message and help alone.
+fn render(
+    message: &str,
+    at: Option<(&SourcePosition, usize, &str)>,
+    help: Option<&str>,
+) -> Option<String> {
+    let mut diagnostic = MietteDiagnostic::new(message);
+    if let Some(help) = help {
+        diagnostic = diagnostic.with_help(help);
+    }
+    let mut source = None;
+    if let Some((position, length, label)) = at {
+        if let Ok(bytes) = std::fs::read(&position.path) {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let (text, column) = cropped(&text, position.line, position.column);
+            let start = byte_offset(&text, position.line, column);
+            let end = byte_offset(&text, position.line, column + length);
+            diagnostic = diagnostic.with_label(LabeledSpan::at(start..end, label.to_string()));
+            source = Some(NamedSource::new(position.path.display().to_string(), text));
+        }
+    }
+    let report = match source {
+        Some(source) => miette::Report::new(diagnostic).with_source_code(source),
+        None => miette::Report::new(diagnostic),
     };
     let mut out = String::new();
     GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor())
-        .render_report(&mut out, &report)
+        .render_report(&mut out, report.as_ref())
         .ok()?;
     Some(out)
+}
+
+/// The line number go-yaml put in `message` (`yaml: line N: ...`).
+fn go_line(message: &str) -> Option<usize> {
+    let rest = message.strip_prefix("yaml: line ")?;
+    rest.split_once(": ")?.0.parse().ok()
 }
 
 /// go-yaml's message without its `yaml: line N: ` prefix: kpt keeps the
 /// line number go-yaml counted from the start of the document chunk, while
 /// the snippet shows the line in the file.
-pub fn without_go_line(message: &str) -> String {
+fn without_go_line(message: &str) -> String {
     let Some(rest) = message.strip_prefix("yaml: line ") else {
         return message.replace("yaml: ", "");
     };
@@ -124,6 +184,16 @@ mod tests {
             without_go_line("yaml: control characters are not allowed"),
             "control characters are not allowed"
         );
+    }
+
+    #[test]
+    fn reads_go_line_numbers() {
+        assert_eq!(
+            go_line("yaml: line 9: could not find expected ':'"),
+            Some(9)
+        );
+        assert_eq!(go_line("yaml: control characters are not allowed"), None);
+        assert_eq!(go_line("yaml: line x: y"), None);
     }
 
     #[test]

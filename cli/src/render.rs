@@ -596,28 +596,33 @@ fn report_failure(failure: &RenderFailure) {
     report_error(&failure.error);
 }
 
+/// kpt's text for `error` (none when kpt has already printed it), then
+/// krmgraph's reports (`diagnostic`), each after a blank line.
 fn report_error(error: &krmgraph_render::RenderError) {
-    if error.already_reported() {
-        return;
+    if !error.already_reported() {
+        if error.printed_lowercase() {
+            eprintln!("error: {error}");
+        } else if error.printed_bare() {
+            eprintln!("{error} ");
+        } else {
+            fail(&error.to_string());
+        }
     }
-    if error.printed_lowercase() {
-        eprintln!("error: {error}");
-    } else if error.printed_bare() {
-        eprintln!("{error} ");
-    } else {
-        fail(&error.to_string());
+    let hints = crate::diagnostic::hints(error);
+    for hint in hints {
+        if let Some(report) = crate::diagnostic::hint(hint) {
+            eprint!("\n{report}");
+        }
     }
-    if let Some(position) = error.source_position() {
+    if let Some(position) = error.source_position().filter(|_| hints.is_empty()) {
         let message = error.to_string();
         let last_line = message.lines().last().unwrap_or_default();
         let message = last_line
             .rsplit("MalformedYAMLError: ")
             .next()
             .unwrap_or(last_line);
-        if let Some(snippet) =
-            crate::diagnostic::snippet(&crate::diagnostic::without_go_line(message), &position)
-        {
-            eprint!("\n{snippet}");
+        if let Some(report) = crate::diagnostic::syntax_error(message, &position) {
+            eprint!("\n{report}");
         }
     }
 }

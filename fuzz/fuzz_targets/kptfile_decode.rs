@@ -43,10 +43,20 @@ fn without_dir(error: &KptfileError) -> KptfileError {
     let none = PathBuf::new();
     match error.clone() {
         KptfileError::NotFound(_) => KptfileError::NotFound(none),
-        KptfileError::Unreadable { details, mark, .. } => KptfileError::Unreadable {
+        KptfileError::Unreadable {
+            details,
+            mark,
+            hints,
+            ..
+        } => KptfileError::Unreadable {
             dir: none,
             details,
             mark,
+            // Hints name the Kptfile's path.
+            hints: hints
+                .into_iter()
+                .map(|h| krmgraph_package::Hint { position: None, ..h })
+                .collect(),
         },
         KptfileError::OldVersion { version, .. } => KptfileError::OldVersion { dir: none, version },
         KptfileError::UnknownType { gvk, .. } => KptfileError::UnknownType { dir: none, gvk },

@@ -21,6 +21,7 @@ mod differential;
 mod eval_diff;
 mod jobs;
 mod kpt_diff;
+mod messages;
 mod reliability;
 mod test_images;
 mod util;

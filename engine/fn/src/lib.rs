@@ -12,6 +12,8 @@
 //! - [`builtin`], [`known`]: the built-in functions and the images they
 //!   stand for.
 //! - [`event`]: progress events and kpt's progress text.
+//! - [`hints`]: what krmgraph adds after kpt's text when a function
+//!   cannot run (an `exec:` refused, an image near a built-in's missing).
 
 #![deny(missing_docs)]
 
@@ -19,6 +21,7 @@ pub mod builtin;
 pub mod container;
 pub mod event;
 pub mod exec;
+pub mod hints;
 pub mod known;
 pub mod results;
 pub mod select;
@@ -37,6 +40,7 @@ use builtin::fixed_point;
 use krmgraph_kyaml::krm;
 use krmgraph_kyaml::{byteio, item_memo, kio_pipeline, kioutil, rnode};
 use krmgraph_package::kptfile::Function;
+use krmgraph_package::Hint;
 use krmgraph_yaml::node::Style;
 use krmgraph_yaml::reparse::Restyle;
 use krmgraph_yaml::Node;
@@ -104,10 +108,43 @@ pub enum FnError {
     /// The function exited non-zero; kpt has already printed everything
     /// (stderr and exit code), so no `Error:` line follows.
     #[error("function failed with exit code {0}")]
-    Reported(i32),
+    Reported(Exit),
+    /// An `exec:` function without `--allow-exec`: kpt's text, and which
+    /// function of which Kptfile.
+    #[error("{EXEC_NOT_ALLOWED}")]
+    ExecNotAllowed(Box<Hint>),
     /// Any other failure, printed as `Error: <message>`.
     #[error("{0}")]
     Message(String),
+}
+
+impl FnError {
+    /// What krmgraph adds after kpt's text, if anything.
+    pub fn hints(&self) -> &[Hint] {
+        match self {
+            FnError::Reported(Exit { hint: Some(h), .. }) | FnError::ExecNotAllowed(h) => {
+                std::slice::from_ref(h)
+            }
+            _ => &[],
+        }
+    }
+}
+
+/// How a function that kpt has already reported exited.
+#[derive(Debug)]
+pub struct Exit {
+    /// Its exit code.
+    pub code: i32,
+    /// What krmgraph adds after kpt's report (an image near a built-in's
+    /// that is not there).
+    pub hint: Option<Box<Hint>>,
+}
+
+impl std::fmt::Display for Exit {
+    /// The exit code, as kpt prints it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.code)
+    }
 }
 
 /// State shared by every function of a render: where events go and the
@@ -227,7 +264,8 @@ impl FunctionRunner {
         options: &RunnerOptions,
     ) -> Result<FunctionRunner, FnError> {
         if !f.exec.is_empty() && !options.allow_exec {
-            return Err(FnError::Message(EXEC_NOT_ALLOWED.into()));
+            let hint = hints::exec_not_allowed(&f.exec, package_dir);
+            return Err(FnError::ExecNotAllowed(Box::new(hint)));
         }
         let kind = if f.exec.is_empty() {
             FunctionKind::Image(resolve_image(&f.image))
@@ -358,8 +396,8 @@ impl FunctionRunner {
             }
             Err(e) => {
                 let exit = match &e {
-                    FnError::Reported(code) => Some((record.stderr.clone(), *code)),
-                    FnError::Message(_) => None,
+                    FnError::Reported(exit) => Some((record.stderr.clone(), exit.code)),
+                    FnError::ExecNotAllowed(_) | FnError::Message(_) => None,
                 };
                 ctx.reporter.report(&Event::FunctionFailed {
                     name: self.name.clone(),
@@ -499,13 +537,26 @@ impl FunctionRunner {
             code => {
                 let code = code.unwrap_or(-1);
                 record.exit_code = code;
-                return Err(FnError::Reported(code));
+                let hint = self.missing_image_hint().map(Box::new);
+                return Err(FnError::Reported(Exit { code, hint }));
             }
         }
         if output_use == OutputUse::Replaces && empty_stdout {
             return Err(FnError::Message(wrote_nothing(&self.name)));
         }
         self.default_paths(output, function_config)
+    }
+
+    /// For a container function that failed: the built-in it was probably
+    /// meant to be, when its image is not there ([`hints::missing_image`]).
+    fn missing_image_hint(&self) -> Option<Hint> {
+        let FunctionKind::Image(image) = &self.kind else {
+            return None;
+        };
+        // Only a render's functions come from a Kptfile (`fn eval` does
+        // not give outputs a package).
+        let kptfile_dir = self.set_package_path.then(|| Path::new(&self.package_dir));
+        hints::missing_image(image, kptfile_dir)
     }
 
     /// A built-in's successful output on nodes ([`builtin::direct`]),

@@ -10,10 +10,12 @@
 
 #![deny(missing_docs)]
 
+pub mod hint;
 pub mod kptfile;
 
 use std::path::{Path, PathBuf};
 
+pub use hint::Hint;
 pub use kptfile::validate::SourcePosition;
 
 use crate::kptfile::{Kptfile, KptfileError, KPTFILE_NAME};
@@ -45,6 +47,16 @@ pub enum PackageError {
         /// The I/O error, as Go prints it.
         message: String,
     },
+}
+
+impl PackageError {
+    /// What krmgraph adds after kpt's text ([`KptfileError::hints`]).
+    pub fn hints(&self) -> &[Hint] {
+        match self {
+            PackageError::Kptfile(e) => e.hints(),
+            PackageError::Walk { .. } => &[],
+        }
+    }
 }
 
 impl Package {

@@ -26,9 +26,7 @@ use super::stepcache::{push_part, Blob, Part, Resources, Role, StepCache, Subtre
 use super::RenderError;
 use krmgraph_fn::event::{CacheEvent, Event, RecordingReporter, Reporter};
 use krmgraph_fn::select::{merge_with_input, select, set_resource_ids};
-use krmgraph_fn::{
-    ConfigSource, FnError, FunctionRunner, RunContext, RunnerOptions, EXEC_NOT_ALLOWED,
-};
+use krmgraph_fn::{ConfigSource, FunctionRunner, RunContext, RunnerOptions};
 use krmgraph_kyaml::{kioutil, pkgio};
 use krmgraph_package::kptfile::validate::{clean_path, ValidateError};
 use krmgraph_package::kptfile::{Function, KptfileError};
@@ -512,9 +510,7 @@ impl<'a> Hydrator<'a> {
         }
         let mutators = pkg.kptfile.pipeline.mutators.len();
         for (i, f) in pkg.kptfile.pipeline.validators.iter().enumerate() {
-            if !f.exec.is_empty() && !self.options.allow_exec {
-                return Err(FnError::Message(EXEC_NOT_ALLOWED.into()).into());
-            }
+            // Refuses an `exec:` without `--allow-exec`.
             let runner = FunctionRunner::new(f, &pkg.dir, self.options)?;
             let step = Step {
                 pkg,

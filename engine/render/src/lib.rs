@@ -32,7 +32,7 @@ pub mod shortcut;
 mod stepcache;
 mod unsettled;
 
-pub use krmgraph_package::SourcePosition;
+pub use krmgraph_package::{Hint, SourcePosition};
 
 // What a render's caller (the CLI) needs of the layers below, so that it
 // depends on this crate, the cache and the shared helpers alone.

@@ -87,11 +87,34 @@ impl YamlError {
         &self.0.context
     }
 
-    /// 0-based (line, column) a diagnostic should point at: the start of
-    /// the construct being parsed when go-yaml names one (as its message's
-    /// line number does), else where the problem was found.
+    /// 0-based (line, column) a diagnostic should point at: the offending
+    /// token. That is where the problem was found (the token a parser did
+    /// not expect, the tab, the `:`), except for errors found only past the
+    /// mistake, which point at go-yaml's context: a key with no `:` (found
+    /// on a later line), a quoted scalar never closed (found at the end),
+    /// and a flow collection whose `,` or closing bracket is missing on a
+    /// later line (an unclosed `[` or `{`). go-yaml's message counts its
+    /// line from the context whenever there is one, so it can name the line
+    /// of an enclosing mapping above the mistake.
     pub fn position(&self) -> (usize, usize) {
-        let m = if self.0.context_mark.line != 0 {
+        let (context, problem) = (self.0.context.as_str(), self.0.problem.as_str());
+        let at_context = match self.0.kind {
+            ErrorType::Scanner => {
+                !context.is_empty()
+                    && matches!(
+                        problem,
+                        "could not find expected ':'" | "found unexpected end of stream"
+                    )
+            }
+            ErrorType::Parser => {
+                matches!(
+                    context,
+                    "while parsing a flow sequence" | "while parsing a flow mapping"
+                ) && self.0.context_mark.line != self.0.problem_mark.line
+            }
+            _ => false,
+        };
+        let m = if at_context {
             self.0.context_mark
         } else {
             self.0.problem_mark
@@ -138,6 +161,14 @@ impl YamlError {
     /// For reader errors: the offending value, or -1.
     pub fn problem_value(&self) -> i64 {
         self.0.problem_value
+    }
+
+    /// [`failf`](YamlError::failf) about what is at `mark`, for
+    /// [`position`](YamlError::position) (go-yaml's message names no line).
+    fn failf_at(msg: String, mark: Mark) -> YamlError {
+        let mut e = YamlError::failf(msg);
+        e.0.problem_mark = mark;
+        e
     }
 
     /// `failf`: a decoder failure with a formatted message.
@@ -336,10 +367,10 @@ impl NodeParser {
         let name = str_of(&self.event.anchor);
         let n = self.node(Kind::Alias, "", Vec::new(), name);
         if !self.anchors.contains(n.value.as_str()) {
-            return Err(YamlError::failf(format!(
-                "unknown anchor '{}' referenced",
-                n.value
-            )));
+            return Err(YamlError::failf_at(
+                format!("unknown anchor '{}' referenced", n.value),
+                self.event.start_mark,
+            ));
         }
         self.expect(EventType::Alias)?;
         Ok(n)
@@ -627,4 +658,35 @@ pub fn unmarshal(input: &[u8]) -> Result<Option<Node>, YamlError> {
 /// krmgraph reads has 4 billion lines).
 fn position(mark: usize) -> u32 {
     u32::try_from(mark + 1).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where a diagnostic points for the error in `text`.
+    fn at(text: &str) -> (usize, usize) {
+        parse_documents(text.as_bytes())
+            .unwrap_err()
+            .position_in(text.as_bytes())
+    }
+
+    #[test]
+    fn diagnostics_point_at_the_offending_token() {
+        // A key without `:` (found on the next line): the key.
+        assert_eq!(at("a: 1\nb\nc: 2\n"), (1, 0));
+        // A quote never closed (found at the end): the quote.
+        assert_eq!(at("a: 'x\n"), (0, 3));
+        // An entry indented between two levels: the entry, not the start
+        // of the mapping above it, where go-yaml's line number points.
+        assert_eq!(at("m:\n  a: 1\n  b:\n    c: 1\n   d: 2\n"), (4, 3));
+        // A flow sequence never closed: its `[`; one missing a `,`: the
+        // item after the gap.
+        assert_eq!(at("a: [x\n  b: c\n"), (0, 3));
+        assert_eq!(at("a: [\"x\" \"y\"]\n"), (0, 8));
+        // A tab that breaks the indentation: the tab.
+        assert_eq!(at("a:\n  b: c\n\td: e\n"), (2, 0));
+        // An alias to no anchor: the alias.
+        assert_eq!(at("a: *x\n"), (0, 3));
+    }
 }

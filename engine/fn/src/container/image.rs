@@ -119,6 +119,15 @@ pub(super) fn engine_error(action: &'static str, e: &BollardError) -> ContainerE
     }
 }
 
+/// Whether the engine has `image`; `None` when it cannot say.
+pub(super) async fn present(docker: &Docker, image: &str) -> Option<bool> {
+    match docker.inspect_image(image).await {
+        Ok(_) => Some(true),
+        Err(e) if is_missing(&e) => Some(false),
+        Err(_) => None,
+    }
+}
+
 /// `image <name> id <config digest> repo-digests <a,b>`: what names the
 /// image's content; `None` when the engine does not have it.
 pub(super) async fn identity(docker: &Docker, image: &str) -> Option<String> {

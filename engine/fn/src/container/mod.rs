@@ -108,6 +108,15 @@ pub fn image_identity(image: &str, runner: &super::RunnerOptions) -> Option<Stri
     }
 }
 
+/// Whether the container engine has `image` locally; `None` when no
+/// engine answers or it cannot say.
+pub fn image_present(image: &str) -> Option<bool> {
+    let engine = engine::get().ok()?;
+    engine
+        .runtime
+        .block_on(image::present(&engine.docker, image))
+}
+
 /// What `docker run` prints and exits with when the engine refuses to
 /// create or pull an image (no such image, a failed pull): the CLI's text,
 /// filtered as kpt filters it, and exit code 125.

@@ -6,15 +6,19 @@
 //! `kind` are checked (old `v1alpha1`/`v1alpha2` Kptfiles get migration
 //! hints), then the document is decoded strictly ([`decode`], go-yaml's
 //! `KnownFields(true)` messages), then the pipeline is validated
-//! ([`validate`]).
+//! ([`validate`]). [`locate`] finds a pipeline function in the file again
+//! for messages that point at it.
 
 pub mod decode;
+pub mod locate;
 pub mod schema;
 pub mod validate;
 
 use std::path::{Path, PathBuf};
 
 use decode::Value;
+
+use crate::{Hint, SourcePosition};
 
 use krmgraph_yaml::decode::Decoder;
 use krmgraph_yaml::node::{short_tag, tag};
@@ -113,6 +117,9 @@ pub enum KptfileError {
         details: String,
         /// 0-based line and column of a YAML syntax error in the Kptfile.
         mark: Option<(usize, usize)>,
+        /// krmgraph's account of each decoding error (where it is, the
+        /// nearest known field), shown after kpt's text.
+        hints: Vec<Hint>,
     },
     /// A `v1alpha1` or `v1alpha2` Kptfile.
     #[error("Kptfile at {} has an old version ({}) of the Kptfile schema.\n{}", go_quote_path(.dir), decode::go_quote(.version), old_version_hint(.version))]
@@ -133,6 +140,17 @@ pub enum KptfileError {
     /// The pipeline breaks a rule of [`validate`].
     #[error("{0}")]
     Invalid(validate::ValidateError),
+}
+
+impl KptfileError {
+    /// What krmgraph adds after kpt's text: one [`Hint`] per decoding
+    /// error (none for a syntax error, which the caller shows from `mark`).
+    pub fn hints(&self) -> &[Hint] {
+        match self {
+            KptfileError::Unreadable { hints, .. } => hints,
+            _ => &[],
+        }
+    }
 }
 
 fn old_version_hint(version: &str) -> &'static str {
@@ -160,6 +178,7 @@ pub fn load(dir: &Path) -> Result<Kptfile, KptfileError> {
                 dir: dir.to_path_buf(),
                 details: e.to_string(),
                 mark: None,
+                hints: Vec::new(),
             })
         }
     };
@@ -175,6 +194,7 @@ pub fn parse(dir: &Path, bytes: &[u8]) -> Result<Kptfile, KptfileError> {
         dir: dir.to_path_buf(),
         details,
         mark: None,
+        hints: Vec::new(),
     };
     let doc = match Decoder::new(bytes).next_document() {
         Ok(Some(doc)) => doc,
@@ -184,6 +204,7 @@ pub fn parse(dir: &Path, bytes: &[u8]) -> Result<Kptfile, KptfileError> {
                 dir: dir.to_path_buf(),
                 details: e.to_string(),
                 mark: Some(e.position_in(bytes)),
+                hints: Vec::new(),
             })
         }
     };
@@ -194,12 +215,31 @@ pub fn parse(dir: &Path, bytes: &[u8]) -> Result<Kptfile, KptfileError> {
     })?;
     let (value, errors) = decode::decode(&root, &schema::KPTFILE);
     if !errors.is_empty() {
-        return Err(unreadable(format!(
-            "yaml: unmarshal errors:\n  {}",
-            errors.join("\n  ")
-        )));
+        let lines: Vec<&str> = errors.iter().map(|e| e.text.as_str()).collect();
+        let path = dir.join(KPTFILE_NAME);
+        return Err(KptfileError::Unreadable {
+            dir: dir.to_path_buf(),
+            details: format!("yaml: unmarshal errors:\n  {}", lines.join("\n  ")),
+            mark: None,
+            hints: errors.iter().map(|e| schema_hint(e, &path)).collect(),
+        });
     }
     Ok(from_value(&value))
+}
+
+/// krmgraph's account of a decoding error in the Kptfile at `path`.
+fn schema_hint(error: &decode::SchemaError, path: &Path) -> Hint {
+    Hint {
+        message: error.message.clone(),
+        position: (error.line > 0).then(|| SourcePosition {
+            path: path.to_path_buf(),
+            line: error.line - 1,
+            column: error.column.saturating_sub(1),
+        }),
+        length: error.width,
+        label: error.label.clone(),
+        help: error.help.clone(),
+    }
 }
 
 enum VersionCheck {
@@ -228,6 +268,7 @@ fn check_version(dir: &Path, root: &Node) -> Result<(), VersionCheck> {
                 dir: dir.to_path_buf(),
                 details: format!("unexpected GroupVersion string: {api_version}"),
                 mark: None,
+                hints: Vec::new(),
             }))
         }
     };
