@@ -225,7 +225,7 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
     };
     let store = SledStore::open_default(args.cache_dir.as_deref()).map(Arc::new);
     let dyn_store = store.as_ref().ok().map(|s| s.clone() as Arc<dyn Store>);
-    let g = match graph::build(&pkg, effective, &options.runner, dyn_store) {
+    let g = match graph::build(&pkg, effective, &options, dyn_store) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("Error: {e} ");

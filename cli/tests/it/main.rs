@@ -20,6 +20,7 @@ mod demo;
 mod differential;
 mod eval_diff;
 mod jobs;
+mod keys;
 mod kpt_diff;
 mod messages;
 mod reliability;

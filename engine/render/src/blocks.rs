@@ -414,7 +414,6 @@ pub(super) fn learn_files(
 mod tests {
     use super::*;
     use crate::stepcache::RenderCache;
-    use krmgraph_fn::RunnerOptions;
 
     fn resource(path: &str, name: &str) -> Node {
         let text = format!(
@@ -457,8 +456,8 @@ mod tests {
             snapshot: None,
             verify: false,
         };
-        let runner = RunnerOptions::default();
-        let steps = StepCache::new(&cache, &root, &runner, true);
+        let options = crate::RenderOptions::default();
+        let steps = StepCache::new(&cache, &root, &options, true);
         let (x, y, z) = (
             steps.block_of(&[resource("a/x.yaml", "x1"), resource("a/x.yaml", "x2")]),
             steps.block_of(&[resource("a/y.yaml", "y")]),

@@ -229,13 +229,7 @@ impl Cached {
             if !whole {
                 return Ok(0);
             }
-            settled_subtrees::record(
-                self.store.as_ref(),
-                &root,
-                &options.runner,
-                &self.before,
-                &after,
-            )
+            settled_subtrees::record(self.store.as_ref(), &root, options, &self.before, &after)
         };
         if let Err(e) = recorded.and_then(subtrees) {
             warn(

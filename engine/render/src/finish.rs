@@ -31,7 +31,7 @@ pub fn finish(
     existing: Option<&pkgio::Existing>,
 ) -> Result<Written, RenderError> {
     adjust_rel_paths(&mut resources, root_dir)?;
-    attribute(&mut resources);
+    attribute(&mut resources, options.attribution);
     let output = &options.output;
     write_output(resources, output, root_dir, &hydrator.input_files, existing)
 }
@@ -67,7 +67,7 @@ pub(super) fn finish_in_place(
         check_kept_files(cache, &kept, &files, root_dir)?;
     }
     adjust_rel_paths(&mut nodes, root_dir)?;
-    attribute(&mut nodes);
+    attribute(&mut nodes, cache.attribution());
     let paths = if decoded.is_empty() {
         Vec::new()
     } else {
@@ -173,7 +173,7 @@ fn check_kept_files(
         );
     }
     adjust_rel_paths(&mut nodes, root_dir)?;
-    attribute(&mut nodes);
+    attribute(&mut nodes, cache.attribution());
     let written = pkgio::render_files(nodes, &writer_options(root_dir), None)
         .expect("KRMGRAPH_CHECK_DIRECT: a kept block's files do not render");
     let kept_files: pkgio::RenderedFiles = files.iter().cloned().collect();
@@ -389,9 +389,10 @@ fn rel_path(r: &Node, root: &str) -> Result<String, RenderError> {
 const CNRM_ANNOTATION: &str = "cnrm.cloud.google.com/blueprint";
 
 /// kpt's attribution: Config Connector resources record that kpt functions
-/// touched them, unless `KPT_DISABLE_ATTRIBUTION` is set.
-fn attribute(resources: &mut [Node]) {
-    if std::env::var_os("KPT_DISABLE_ATTRIBUTION").is_some() {
+/// touched them, unless `KPT_DISABLE_ATTRIBUTION` is set
+/// ([`RenderOptions::attribution`]).
+fn attribute(resources: &mut [Node], attribution: bool) {
+    if !attribution {
         return;
     }
     krmgraph_util::par::for_each_mut(resources, |r| {

@@ -24,7 +24,7 @@ use krmgraph_cache::{MemoryStore, Store};
 
 use super::shortcut::{function_identity, Entry, Hasher, Snapshot};
 use super::stepcache::{RenderCache, StepCache};
-use super::{Order, RenderError};
+use super::{Order, RenderError, RenderOptions};
 use krmgraph_fn::{exec, RunnerOptions};
 use krmgraph_package::kptfile::Function;
 use krmgraph_package::{direct_subpackages, Package};
@@ -101,9 +101,10 @@ pub struct RenderGraph {
 pub fn build(
     root: &Path,
     order: Order,
-    runner: &RunnerOptions,
+    options: &RenderOptions,
     store: Option<Arc<dyn Store>>,
 ) -> Result<RenderGraph, RenderError> {
+    let runner = &options.runner;
     let root_parent = root.parent().unwrap_or(Path::new("/")).to_path_buf();
     let snapshot = Snapshot::read(root)
         .map_err(|e| RenderError::Message(format!("{}: {e}", root.display())))?;
@@ -113,7 +114,7 @@ pub fn build(
         snapshot: Some(Arc::new(snapshot.clone())),
         verify: false,
     };
-    let subtrees = StepCache::new(&cache, root, runner, order == Order::DepthFirst);
+    let subtrees = StepCache::new(&cache, root, options, order == Order::DepthFirst);
     let mut builder = Builder {
         graph: DiGraph::new(),
         order: Vec::new(),
@@ -417,7 +418,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("root");
         tree(&root);
-        let dfs = build(&root, Order::DepthFirst, &RunnerOptions::default(), None).unwrap();
+        let dfs = build(&root, Order::DepthFirst, &RenderOptions::default(), None).unwrap();
         assert_eq!(
             labels(&dfs),
             [
@@ -433,7 +434,7 @@ mod tests {
         assert!(
             to_text(&dfs, "miss").contains("root mutator[0] gcr.io/kpt-functions/no-op  <- #1 #2")
         );
-        let bfs = build(&root, Order::BreadthFirst, &RunnerOptions::default(), None).unwrap();
+        let bfs = build(&root, Order::BreadthFirst, &RenderOptions::default(), None).unwrap();
         assert_eq!(
             labels(&bfs)[0],
             "root mutator[0] gcr.io/kpt-functions/no-op"
@@ -450,7 +451,7 @@ mod tests {
             .map(|&i| dfs.graph[i].key().to_string())
             .collect();
         std::fs::write(root.join("a/cm.yaml"), "kind: Secret\n").unwrap();
-        let after_g = build(&root, Order::DepthFirst, &RunnerOptions::default(), None).unwrap();
+        let after_g = build(&root, Order::DepthFirst, &RenderOptions::default(), None).unwrap();
         let after: Vec<String> = after_g
             .order
             .iter()

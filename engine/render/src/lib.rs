@@ -27,6 +27,7 @@ pub mod eval;
 pub(crate) mod finish;
 pub mod graph;
 mod hydrate;
+mod inputs;
 mod settled_subtrees;
 pub mod shortcut;
 mod stepcache;
@@ -83,6 +84,9 @@ pub struct RenderOptions {
     pub jobs: usize,
     /// The step cache (`None`: run every step).
     pub cache: Option<RenderCache>,
+    /// kpt's attribution of Config Connector resources: on unless
+    /// `KPT_DISABLE_ATTRIBUTION` is set (the default reads it).
+    pub attribution: bool,
 }
 
 impl Default for RenderOptions {
@@ -94,6 +98,7 @@ impl Default for RenderOptions {
             order: None,
             jobs: 1,
             cache: None,
+            attribution: std::env::var_os("KPT_DISABLE_ATTRIBUTION").is_none(),
         }
     }
 }
@@ -260,9 +265,10 @@ pub fn render(
         exit_code: 0,
     };
     let order = options.order.unwrap_or_else(|| Order::of_root(&root_pkg));
-    let cache = options.cache.as_ref().map(|c| {
-        stepcache::StepCache::new(c, &root_dir, &options.runner, order == Order::DepthFirst)
-    });
+    let cache = options
+        .cache
+        .as_ref()
+        .map(|c| stepcache::StepCache::new(c, &root_dir, options, order == Order::DepthFirst));
     let mut hydrator = hydrate::Hydrator::new(
         &root_dir,
         &root_parent,

@@ -29,7 +29,7 @@ use krmgraph_cache::Store;
 use super::shortcut::{is_kptfile, Entry, Identities, Snapshot};
 use super::stepcache::{base_digest, file_keys, SubtreeKeys};
 use super::unsettled::may_be_unsettled;
-use krmgraph_fn::RunnerOptions;
+use crate::RenderOptions;
 
 /// Records, for each package under `root` (absolute, cleaned) whose
 /// subtree the render of `before` changed into `after` as the module doc
@@ -38,10 +38,11 @@ use krmgraph_fn::RunnerOptions;
 pub fn record(
     store: &dyn Store,
     root: &Path,
-    runner: &RunnerOptions,
+    options: &RenderOptions,
     before: &Snapshot,
     after: &Snapshot,
 ) -> krmgraph_cache::Result<usize> {
+    let runner = &options.runner;
     // The root is left out: a tree equal to `after` is the whole render's
     // fixed point already.
     let rewritten: Vec<String> = package_dirs(after)
@@ -52,7 +53,7 @@ pub fn record(
         return Ok(0);
     }
     let unsettled = unsettled_under(after, &rewritten);
-    let base = base_digest(runner);
+    let base = base_digest(options);
     let identities = Identities::new(runner);
     let (before_files, after_files) = (file_keys(before), file_keys(after));
     let was_keys = SubtreeKeys {

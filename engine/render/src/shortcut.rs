@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use krmgraph_cache::{Digest, Store};
 
-use super::{Order, RenderOptions};
+use super::RenderOptions;
 use krmgraph_fn::{builtin, exec, resolve_image, RunnerOptions};
 use krmgraph_package::kptfile::KPTFILE_NAME;
 
@@ -308,27 +308,9 @@ pub fn render_key(snapshot: &Snapshot, root: &Path, options: &RenderOptions) -> 
     }
     let mut h = Hasher::default();
     h.field(KEY_SCHEMA.as_bytes());
-    h.field(env!("CARGO_PKG_VERSION").as_bytes());
+    h.field(super::inputs::digest(options).as_bytes());
     h.field(root.file_name()?.to_string_lossy().as_bytes());
     let runner = &options.runner;
-    let order = match options.order {
-        None => "",
-        Some(Order::DepthFirst) => "dfs",
-        Some(Order::BreadthFirst) => "bfs",
-    };
-    for flag in [
-        order,
-        bool_text(runner.allow_exec),
-        bool_text(runner.allow_network),
-        bool_text(runner.truncate_output),
-        bool_text(runner.no_builtins),
-        &runner.image_pull_policy,
-    ] {
-        h.field(flag.as_bytes());
-    }
-    for image in &runner.no_builtin_images {
-        h.field(image.as_bytes());
-    }
     // Each file is hashed on its own, on the pool (`file_digests`): a
     // no-op render is mostly reading and hashing the tree.
     let digests = snapshot.file_digests();
@@ -353,14 +335,6 @@ pub fn render_key(snapshot: &Snapshot, root: &Path, options: &RenderOptions) -> 
 /// Whether the slash path names a Kptfile.
 pub(super) fn is_kptfile(path: &str) -> bool {
     path == KPTFILE_NAME || path.ends_with(&format!("/{KPTFILE_NAME}"))
-}
-
-fn bool_text(b: bool) -> &'static str {
-    if b {
-        "true"
-    } else {
-        "false"
-    }
 }
 
 /// Length-prefixed fields, so that no two field lists hash alike.

@@ -52,8 +52,9 @@ use krmgraph_cache::{Digest, Output as BlobRef, StepRecord, Store};
 
 use super::codec::{self, Log, Root};
 use super::shortcut::{is_kptfile, Entry, Hasher, Identities, Snapshot};
+use super::{inputs, RenderOptions};
 use krmgraph_fn::builtin::fixed_point;
-use krmgraph_fn::{FunctionRunner, RunnerOptions};
+use krmgraph_fn::FunctionRunner;
 use krmgraph_kyaml::{file_memo, item_memo};
 use krmgraph_package::kptfile::validate::clean_path;
 use krmgraph_package::kptfile::{Function, Selector};
@@ -251,8 +252,11 @@ pub(super) struct StepCache<'a> {
     root: Root,
     root_dir: PathBuf,
     verify: bool,
-    /// Schema, version and flags: the start of every key.
+    /// Schema, version and flags ([`inputs::digest`]): the start of every
+    /// key.
     base: Digest,
+    /// [`RenderOptions::attribution`].
+    attribution: bool,
     /// Every file under the root; `None` when the tree could not be read
     /// (then no subtree has a key).
     files: Option<BTreeMap<String, FileKey>>,
@@ -278,9 +282,10 @@ impl<'a> StepCache<'a> {
     pub fn new(
         cache: &'a RenderCache,
         root_dir: &Path,
-        runner: &'a RunnerOptions,
+        options: &'a RenderOptions,
         subtrees: bool,
     ) -> StepCache<'a> {
+        let runner = &options.runner;
         // Breadth-first, the tree is only for the writer (the file memo,
         // files changed while the render ran): not read for that alone.
         let snapshot = match (&cache.snapshot, subtrees) {
@@ -313,7 +318,8 @@ impl<'a> StepCache<'a> {
             root: Root::new(&root_dir.to_string_lossy()),
             root_dir: root_dir.to_path_buf(),
             verify: cache.verify,
-            base: base_digest(runner),
+            base: base_digest(options),
+            attribution: options.attribution,
             files: snapshot.as_deref().map(file_keys),
             snapshot,
             subtrees,
@@ -325,6 +331,11 @@ impl<'a> StepCache<'a> {
             memo_loader: Mutex::new(memo_loader),
             imported: AtomicUsize::new(imported),
         }
+    }
+
+    /// [`RenderOptions::attribution`] of this render.
+    pub fn attribution(&self) -> bool {
+        self.attribution
     }
 
     /// Waits until the previous render's memos (items' texts, fixed points,
@@ -481,8 +492,6 @@ impl<'a> StepCache<'a> {
         let mut h = Hasher::default();
         h.field(b"block files");
         h.field(self.base.as_bytes());
-        let attribution = std::env::var_os("KPT_DISABLE_ATTRIBUTION").is_none();
-        h.field(&[u8::from(attribution)]);
         h.field(block.as_bytes());
         Digest::from(h.0.finalize())
     }
@@ -939,25 +948,12 @@ fn output<'h>(hit: &'h krmgraph_cache::Hit, name: &str) -> Option<(&'h BlobRef, 
     Some((&hit.record.outputs[i], hit.outputs.get(i)?.as_slice()))
 }
 
-/// Schema, krmgraph's version and the flags that change what a step or
-/// subtree gives.
-pub(super) fn base_digest(runner: &RunnerOptions) -> Digest {
+/// The step cache's schema and the render's inputs ([`inputs::digest`]):
+/// the start of every step, subtree and files key.
+pub(super) fn base_digest(options: &RenderOptions) -> Digest {
     let mut h = Hasher::default();
     h.field(KEY_SCHEMA.as_bytes());
-    h.field(env!("CARGO_PKG_VERSION").as_bytes());
-    for flag in [
-        runner.allow_exec,
-        runner.allow_network,
-        runner.truncate_output,
-        runner.no_builtins,
-    ] {
-        h.field(&[u8::from(flag)]);
-    }
-    h.field(runner.image_pull_policy.as_bytes());
-    h.field(&(runner.no_builtin_images.len() as u64).to_le_bytes());
-    for image in &runner.no_builtin_images {
-        h.field(image.as_bytes());
-    }
+    h.field(inputs::digest(options).as_bytes());
     Digest::from(h.0.finalize())
 }
 
@@ -1108,13 +1104,14 @@ mod tests {
             .unwrap();
         };
         let keys = |root: &Path| {
-            let runner = RunnerOptions::default();
+            let options = RenderOptions::default();
+            let runner = options.runner.clone();
             let cache = RenderCache {
                 store: Arc::new(krmgraph_cache::MemoryStore::new()),
                 snapshot: None,
                 verify: false,
             };
-            let steps = StepCache::new(&cache, root, &runner, true);
+            let steps = StepCache::new(&cache, root, &options, true);
             let pkg = Package::load(root, root.parent().unwrap()).unwrap();
             let local =
                 krmgraph_kyaml::pkgio::LocalPackageReader::kpt(root, &root.to_string_lossy())
