@@ -364,6 +364,16 @@ pub struct RenderArgs {
     #[arg(long = "truncate-output", action = ArgAction::Set, num_args = 0..=1,
           default_value_t = true, default_missing_value = "true", require_equals = true)]
     pub truncate_output: bool,
+
+    /// Render in memory and write nothing in the package; list what a
+    /// render would write, create or delete. Exit code 0: nothing would
+    /// change; 1: something would; 2: the render failed.
+    #[arg(long = "check")]
+    pub check: bool,
+
+    /// With `--check`: print what would change as a unified diff.
+    #[arg(long = "diff", requires = "check")]
+    pub diff: bool,
 }
 
 /// Flags of `krmgraph watch`: those of an in-place `render`, and how long

@@ -191,12 +191,26 @@ fn warn_kept(kept: &[String], ui: &Ui) {
     }
 }
 
-/// Runs `krmgraph render`; the exit code is kpt's (0 or 1).
+/// Runs `krmgraph render`; the exit code is kpt's (0 or 1). With
+/// `--check`, diff(1)'s: 0 nothing would change, 1 files would change, 2
+/// the render failed.
 pub fn run(args: RenderArgs, ui: &Ui) -> u8 {
     match try_run(&args, None, ui) {
-        Ok(()) => 0,
+        Ok(Rendered::WouldChange) => 1,
+        Ok(_) => 0,
+        Err(()) if args.check => 2,
         Err(()) => 1,
     }
+}
+
+/// How a render that did not fail ended.
+pub enum Rendered {
+    /// It wrote (or `-o` printed) its output.
+    Done,
+    /// `--check`: a render would change nothing.
+    Unchanged,
+    /// `--check`: a render would write, create or delete files.
+    WouldChange,
 }
 
 /// A render for `watch`: the tree it just read (the render reads it no
@@ -340,7 +354,7 @@ fn check_pull_policy(value: &str) -> Result<(), ()> {
 
 /// An in-place (or `-o`) render; `watching` for `watch` (then the process
 /// goes on after it).
-pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result<(), ()> {
+pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result<Rendered, ()> {
     let mut unwatched = Left::Unknown;
     let process_goes_on = watching.is_some();
     let (read, left) = match watching {
@@ -349,7 +363,14 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
     };
     let started = std::time::Instant::now();
     check_pull_policy(&args.image_pull_policy)?;
-    let output = parse_output(args.output.as_deref())?.unwrap_or(Output::InPlace);
+    let output = match parse_output(args.output.as_deref())? {
+        Some(_) if args.check => {
+            fail("--check renders in memory and writes nothing: drop -o");
+            return Err(());
+        }
+        None if args.check => Output::Check,
+        output => output.unwrap_or(Output::InPlace),
+    };
     if let Some(dir) = &args.results_dir {
         if let Err(e) = std::fs::create_dir_all(dir) {
             fail(&format!("{}: {e}", dir.display()));
@@ -387,9 +408,22 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
     } else {
         // A fixed point has no log or results to replay, and --verify
         // renders anyway.
-        let settled_ok = output == Output::InPlace && args.results_dir.is_none() && !args.verify;
+        let settled_ok = matches!(output, Output::InPlace | Output::Check)
+            && args.results_dir.is_none()
+            && !args.verify;
         let cache_dir = args.cache_dir.as_deref();
-        match cache::open_reading(cache_dir, &root, &options, read, settled_ok) {
+        // A check asks whether the in-place render would change anything:
+        // its key is the in-place render's.
+        let mut keyed = options.clone();
+        keyed.output = Output::InPlace;
+        match cache::open_reading(cache_dir, &root, &keyed, read, settled_ok) {
+            cache::Opened::Settled(_) if output == Output::Check => {
+                summary(
+                    ui,
+                    "rendered: a render would change nothing (the cache knows this tree)",
+                );
+                return Ok(Rendered::Unchanged);
+            }
             cache::Opened::Settled(tree) => {
                 tree.snapshot.remove_stale_temps();
                 crate::cache::report_settled(&root, ui);
@@ -399,7 +433,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
                     &format!("nothing to render ({:.2?})", started.elapsed()),
                 );
                 forget_unless(process_goes_on, tree);
-                return Ok(());
+                return Ok(Rendered::Done);
             }
             cache::Opened::Store(store, tree) => (Some(store), tree),
             cache::Opened::Uncached(why) => {
@@ -436,7 +470,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
                 &format!("rendered from the cache in {:.2?}", started.elapsed()),
             );
             forget_unless(process_goes_on, tree);
-            return Ok(());
+            return Ok(Rendered::Done);
         }
         Some(cache::Lookup::Replayed(replayed)) => {
             warn_kept(&replayed.kept, ui);
@@ -452,7 +486,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
                 &format!("rendered from the cache in {:.2?}", started.elapsed()),
             );
             forget_unless(process_goes_on, tree);
-            return Ok(());
+            return Ok(Rendered::Done);
         }
         Some(cache::Lookup::Failed(message)) => {
             eprintln!("{message}");
@@ -491,6 +525,15 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
             return Err(());
         }
     };
+    if output == Output::Check {
+        let changes = outcome.files.unwrap_or_default();
+        crate::check::report(&root, &changes, args.diff, ui);
+        return Ok(if changes.is_empty() {
+            Rendered::Unchanged
+        } else {
+            Rendered::WouldChange
+        });
+    }
     warn_kept(&outcome.kept, ui);
     if let Some(files) = &outcome.files {
         *left = Left::Changes(files.clone());
@@ -559,7 +602,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
             }
         ),
     );
-    Ok(())
+    Ok(Rendered::Done)
 }
 
 /// Leaves the tree read for the cache key to the process's exit, when it

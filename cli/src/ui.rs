@@ -14,8 +14,10 @@ pub struct Ui {
     pub log: Log,
     /// Also print what the cache did for each step.
     pub verbose: bool,
-    /// Colour krmgraph's own lines.
+    /// Colour krmgraph's own lines (on stderr).
     pub color: bool,
+    /// Colour what krmgraph prints on stdout (`render --check --diff`).
+    pub color_stdout: bool,
     /// Under `watch`: a file left alone is rendered by the next round.
     pub watching: bool,
 }
@@ -48,14 +50,16 @@ impl Ui {
     /// turns `auto` colour off, as <https://no-color.org> asks.
     pub fn new(color: ColorArg, quiet: bool, verbose: bool) -> Ui {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let on = |terminal: bool| match color {
+            ColorArg::Always => true,
+            ColorArg::Never => false,
+            ColorArg::Auto => !no_color && terminal,
+        };
         Ui {
             log: if quiet { Log::Errors } else { Log::Full },
             verbose,
-            color: match color {
-                ColorArg::Always => true,
-                ColorArg::Never => false,
-                ColorArg::Auto => !no_color && std::io::stderr().is_terminal(),
-            },
+            color: on(std::io::stderr().is_terminal()),
+            color_stdout: on(std::io::stdout().is_terminal()),
             watching: false,
         }
     }

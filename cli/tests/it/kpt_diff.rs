@@ -286,7 +286,7 @@ pub fn replace_pipeline(kptfile: &str, cat: bool) -> String {
 }
 
 /// Rewrites every Kptfile under `dir` with [`replace_pipeline`].
-fn rewrite_kptfiles(dir: &Path, cat: bool) {
+pub fn rewrite_kptfiles(dir: &Path, cat: bool) {
     for (rel, bytes) in read_tree(dir) {
         if rel == "Kptfile" || rel.ends_with("/Kptfile") {
             let text = String::from_utf8_lossy(&bytes);

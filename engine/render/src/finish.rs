@@ -5,7 +5,7 @@
 //! computed, and every write and deletion checked, before anything is
 //! written.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::blocks;
@@ -261,6 +261,15 @@ fn write_output_unclassified(
                 kept,
             })
         }
+        Output::Check => {
+            let files = pkgio::render_files(resources, &writer_options(root_dir), None)
+                .map_err(|e| RenderError::Message(e.to_string()))?;
+            Ok(Written {
+                stdout: Vec::new(),
+                files: Some(would_change(root_dir, files, input_files)),
+                kept: Vec::new(),
+            })
+        }
         Output::Stdout => wrapped(resources).map(stdout),
         Output::Unwrap => {
             let nodes = reread(&wrapped(resources)?)?;
@@ -292,6 +301,31 @@ fn write_output_unclassified(
             Ok(Written::default())
         }
     }
+}
+
+/// What writing `files` in place would change under `root_dir`: each
+/// file whose bytes differ or that does not exist yet, and each of the
+/// `input_files` no resource goes to any more (to be deleted).
+fn would_change(
+    root_dir: &Path,
+    files: BTreeMap<String, Vec<u8>>,
+    input_files: &BTreeSet<String>,
+) -> Vec<Change> {
+    let stale: Vec<Change> = input_files
+        .iter()
+        .filter(|path| !files.contains_key(*path))
+        .map(|path| Change::Delete(path.clone()))
+        .collect();
+    let differs = |path: &str, bytes: &[u8]| match std::fs::read(root_dir.join(path)) {
+        Ok(old) => old != bytes,
+        Err(_) => true,
+    };
+    let writes: Vec<Change> = files
+        .into_iter()
+        .filter(|(path, bytes)| differs(path, bytes))
+        .map(|(path, bytes)| Change::Write(path, bytes))
+        .collect();
+    writes.into_iter().chain(stale).collect()
 }
 
 /// Fails, naming the file, if an existing file the render writes cannot

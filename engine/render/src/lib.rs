@@ -67,6 +67,10 @@ pub enum Output {
     Unwrap,
     /// A new directory (`-o DIR`), which must not exist.
     Dir(PathBuf),
+    /// Nowhere (`render --check`): what an in-place render would write,
+    /// create and delete is returned ([`RenderOutcome::files`]), and
+    /// nothing in the package is touched.
+    Check,
 }
 
 /// How to render.
