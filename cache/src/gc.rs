@@ -106,6 +106,7 @@ mod tests {
             })
             .collect();
         let record = StepRecord {
+            kind: crate::RecordKind::new("test", 1),
             outputs,
             meta: Vec::new(),
             created_ms: 0,

@@ -23,7 +23,7 @@
 //! ([`Error::is_unavailable`]) means render uncached with one warning.
 //!
 //! ```
-//! use krmgraph_cache::{Digest, MemoryStore, SledStore, Store};
+//! use krmgraph_cache::{Digest, MemoryStore, RecordKind, SledStore, Store};
 //!
 //! # let dir = tempfile::tempdir().unwrap();
 //! // Open the cache; if it is locked or broken, render uncached.
@@ -35,7 +35,7 @@
 //! let key = Digest::of(b"the step's key inputs");
 //! if store.lookup(&key)?.is_none() {
 //!     let output = b"kind: ConfigMap\n"; // run the step
-//!     store.record(&key, &[("resources", output)], b"")?;
+//!     store.record(&key, &RecordKind::new("step", 1), &[("resources", output)], b"")?;
 //! }
 //! let hit = store.lookup(&key)?.expect("recorded above");
 //! assert_eq!(hit.outputs[0], b"kind: ConfigMap\n");
@@ -65,7 +65,7 @@ pub use location::{resolve_dir, resolve_dir_with, ENV_CACHE_DIR};
 pub use marks::is_marked;
 pub use memory::MemoryStore;
 pub use readonly::ReadOnlyView;
-pub use record::{DecodeError, Output, StepRecord, RECORD_VERSION};
+pub use record::{DecodeError, Output, RecordKind, StepRecord, RECORD_VERSION};
 pub use repair::Repair;
 pub use sled_store::SledStore;
 pub use store::{BlobInfo, GcReport, Hit, Stats, Store, VerifyReport};

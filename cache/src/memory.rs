@@ -126,7 +126,14 @@ mod tests {
     fn undecodable_record_is_a_miss_and_removed() {
         let store = MemoryStore::new();
         let key = Digest::of(b"step");
-        store.record(&key, &[("out", b"bytes")], b"").unwrap();
+        store
+            .record(
+                &key,
+                &crate::RecordKind::new("test", 1),
+                &[("out", b"bytes")],
+                b"",
+            )
+            .unwrap();
         write(&store.steps).insert(key, vec![1, 2, 3]);
         assert_eq!(store.lookup(&key).unwrap(), None);
         assert!(read(&store.steps).is_empty());
@@ -136,7 +143,14 @@ mod tests {
     fn altered_blob_is_a_miss_and_removed() {
         let store = MemoryStore::new();
         let key = Digest::of(b"step");
-        let record = store.record(&key, &[("out", b"bytes")], b"").unwrap();
+        let record = store
+            .record(
+                &key,
+                &crate::RecordKind::new("test", 1),
+                &[("out", b"bytes")],
+                b"",
+            )
+            .unwrap();
         let digest = record.outputs[0].digest;
         write(&store.blobs).insert(digest, Arc::from(&b"bytez"[..]));
         assert_eq!(store.lookup(&key).unwrap(), None);

@@ -29,7 +29,7 @@ use crate::blobs::BlobDir;
 use crate::error::What;
 use crate::sled_store::try_open_index;
 use crate::store::outputs_present;
-use crate::{gc, DecodeError, Digest, Error, Result, Stats, StepRecord, VerifyReport};
+use crate::{DecodeError, Digest, Error, Result, Stats, StepRecord, VerifyReport};
 
 /// Every record of an index: key and decoded record (or why not).
 type Records = Vec<(Digest, Result<StepRecord, DecodeError>)>;
@@ -76,8 +76,7 @@ impl ReadOnlyView {
         let mut stats = Stats::default();
         for (_, record) in self.records() {
             if let Ok(record) = record {
-                stats.records += 1;
-                stats.record_bytes += gc::record_size(record);
+                stats.count(record);
             }
         }
         for blob in self.blobs.list()? {

@@ -7,10 +7,12 @@
 //! a record of another version decodes as an error, which the stores treat as
 //! a miss and remove.
 //!
-//! Version 1, all integers little-endian:
+//! Version 2, all integers little-endian:
 //!
 //! ```text
-//! u8   version (1)
+//! u8   version (2)
+//! u32  kind name length, kind name (UTF-8)
+//! u32  kind version      the engine's format version of that kind
 //! u64  created_ms        unix time in milliseconds
 //! u64  last_used_ms      unix time in milliseconds
 //! u32  output count, then per output:
@@ -26,7 +28,36 @@ use crate::Digest;
 
 /// The record schema version written by [`StepRecord::encode`]. Bump it when
 /// the layout above changes; old records then read as misses.
-pub const RECORD_VERSION: u8 = 1;
+pub const RECORD_VERSION: u8 = 2;
+
+/// What kind of record this is, as the engine names it (`step`,
+/// `subtree`, ...), and the version of that kind's format. The store only
+/// counts records by kind ([`crate::Stats::kinds`]); the engine treats a
+/// record of another kind or version under a key as a miss, so a format
+/// change of one kind leaves the others' records usable.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RecordKind {
+    /// The kind's name.
+    pub name: String,
+    /// Its format version.
+    pub version: u32,
+}
+
+impl RecordKind {
+    /// The kind `name`, format `version`.
+    pub fn new(name: &str, version: u32) -> RecordKind {
+        RecordKind {
+            name: name.to_string(),
+            version,
+        }
+    }
+}
+
+impl std::fmt::Display for RecordKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} v{}", self.name, self.version)
+    }
+}
 
 /// One output of a step: a name the engine chooses (e.g. `resources`,
 /// `results`) and the blob holding its bytes.
@@ -43,6 +74,8 @@ pub struct Output {
 /// What the index maps a step key to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepRecord {
+    /// What kind of record it is.
+    pub kind: RecordKind,
     /// The step's outputs, in the engine's order.
     pub outputs: Vec<Output>,
     /// Small engine-defined bytes (e.g. duration, an input summary for
@@ -64,8 +97,8 @@ pub enum DecodeError {
     /// The bytes end inside a field.
     #[error("step record is truncated")]
     Truncated,
-    /// An output name is not UTF-8.
-    #[error("step record has a non-UTF-8 output name")]
+    /// An output or kind name is not UTF-8.
+    #[error("step record has a non-UTF-8 name")]
     Name,
     /// Bytes follow the last field.
     #[error("step record has {0} trailing bytes")]
@@ -73,10 +106,11 @@ pub enum DecodeError {
 }
 
 impl StepRecord {
-    /// A record for `outputs` created and used now.
-    pub fn new(outputs: Vec<Output>, meta: Vec<u8>) -> StepRecord {
+    /// A record of `kind` for `outputs` created and used now.
+    pub fn new(kind: RecordKind, outputs: Vec<Output>, meta: Vec<u8>) -> StepRecord {
         let now = now_ms();
         StepRecord {
+            kind,
             outputs,
             meta,
             created_ms: now,
@@ -89,10 +123,12 @@ impl StepRecord {
         self.outputs.iter().map(|o| o.size).sum()
     }
 
-    /// The record's bytes in the version-1 layout.
+    /// The record's bytes in the version-2 layout.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.meta.len() + 64 * self.outputs.len());
         out.push(RECORD_VERSION);
+        put_bytes(&mut out, self.kind.name.as_bytes());
+        out.extend_from_slice(&self.kind.version.to_le_bytes());
         out.extend_from_slice(&self.created_ms.to_le_bytes());
         out.extend_from_slice(&self.last_used_ms.to_le_bytes());
         out.extend_from_slice(&len_u32(self.outputs.len()).to_le_bytes());
@@ -112,6 +148,11 @@ impl StepRecord {
         if version != Some(RECORD_VERSION) {
             return Err(DecodeError::Version(version));
         }
+        let name = String::from_utf8(r.bytes()?.to_vec()).map_err(|_| DecodeError::Name)?;
+        let kind = RecordKind {
+            name,
+            version: r.u32()?,
+        };
         let created_ms = r.u64()?;
         let last_used_ms = r.u64()?;
         let count = r.u32()?;
@@ -129,6 +170,7 @@ impl StepRecord {
             return Err(DecodeError::Trailing(r.0.len()));
         }
         Ok(StepRecord {
+            kind,
             outputs,
             meta,
             created_ms,
@@ -190,6 +232,7 @@ mod tests {
 
     fn sample() -> StepRecord {
         StepRecord {
+            kind: RecordKind::new("step", 3),
             outputs: vec![
                 Output {
                     name: "resources".into(),
@@ -219,6 +262,7 @@ mod tests {
     fn pinned_layout() {
         // Changing these bytes changes the on-disk format: bump RECORD_VERSION.
         let record = StepRecord {
+            kind: RecordKind::new("k", 4),
             outputs: vec![Output {
                 name: "o".into(),
                 digest: Digest::from_bytes([7; 32]),
@@ -228,7 +272,10 @@ mod tests {
             created_ms: 1,
             last_used_ms: 2,
         };
-        let mut want = vec![1u8];
+        let mut want = vec![2u8];
+        want.extend_from_slice(&1u32.to_le_bytes());
+        want.push(b'k');
+        want.extend_from_slice(&4u32.to_le_bytes());
         want.extend_from_slice(&1u64.to_le_bytes());
         want.extend_from_slice(&2u64.to_le_bytes());
         want.extend_from_slice(&1u32.to_le_bytes());
@@ -254,16 +301,17 @@ mod tests {
         let mut bytes = sample().encode();
         bytes.push(0);
         assert_eq!(StepRecord::decode(&bytes), Err(DecodeError::Trailing(1)));
-        bytes[0] = 2;
+        bytes[0] = 1;
         assert_eq!(
             StepRecord::decode(&bytes),
-            Err(DecodeError::Version(Some(2)))
+            Err(DecodeError::Version(Some(1)))
         );
     }
 
     #[test]
     fn huge_counts_in_garbage_do_not_allocate() {
         let mut bytes = vec![RECORD_VERSION];
+        bytes.extend_from_slice(&[0; 8]);
         bytes.extend_from_slice(&[0; 16]);
         bytes.extend_from_slice(&u32::MAX.to_le_bytes());
         assert_eq!(StepRecord::decode(&bytes), Err(DecodeError::Truncated));

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use crate::gc;
 use crate::record::now_ms;
-use crate::{DecodeError, Digest, Output, Repair, Result, StepRecord};
+use crate::{DecodeError, Digest, Output, RecordKind, Repair, Result, StepRecord};
 
 /// A blob as listed by a store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,10 +36,12 @@ pub struct Hit {
 }
 
 /// What `krmgraph cache stats` shows.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Decodable step records.
     pub records: u64,
+    /// How many of them there are of each kind.
+    pub kinds: std::collections::BTreeMap<RecordKind, u64>,
     /// Their size: key plus encoded record.
     pub record_bytes: u64,
     /// Blobs.
@@ -49,6 +51,13 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Counts `record`.
+    pub(crate) fn count(&mut self, record: &StepRecord) {
+        self.records += 1;
+        self.record_bytes += gc::record_size(record);
+        *self.kinds.entry(record.kind.clone()).or_default() += 1;
+    }
+
     /// The size gc compares with its limit.
     pub fn total_bytes(&self) -> u64 {
         self.record_bytes + self.blob_bytes
@@ -233,7 +242,13 @@ pub trait Store: Send + Sync {
     /// Records a successful step: writes each `(name, bytes)` output as a
     /// blob, then the record (last, so a record never points at a blob that
     /// was not written).
-    fn record(&self, key: &Digest, outputs: &[(&str, &[u8])], meta: &[u8]) -> Result<StepRecord> {
+    fn record(
+        &self,
+        key: &Digest,
+        kind: &RecordKind,
+        outputs: &[(&str, &[u8])],
+        meta: &[u8],
+    ) -> Result<StepRecord> {
         let mut written = Vec::with_capacity(outputs.len());
         for (name, bytes) in outputs {
             written.push(Output {
@@ -242,7 +257,7 @@ pub trait Store: Send + Sync {
                 size: bytes.len() as u64,
             });
         }
-        let record = StepRecord::new(written, meta.to_vec());
+        let record = StepRecord::new(kind.clone(), written, meta.to_vec());
         self.put_step(key, &record)?;
         Ok(record)
     }
@@ -252,8 +267,7 @@ pub trait Store: Send + Sync {
         let mut stats = Stats::default();
         for (_, record) in self.steps()? {
             if let Ok(record) = record {
-                stats.records += 1;
-                stats.record_bytes += gc::record_size(&record);
+                stats.count(&record);
             }
         }
         for blob in self.blobs()? {

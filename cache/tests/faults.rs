@@ -22,7 +22,12 @@ fn blob_path(dir: &Path, digest: &Digest) -> PathBuf {
 fn record(store: &dyn Store, n: u32) -> StepRecord {
     let bytes = format!("kind: ConfigMap # {n}\n");
     store
-        .record(&key(n), &[("resources", bytes.as_bytes())], b"")
+        .record(
+            &key(n),
+            &krmgraph_cache::RecordKind::new("test", 1),
+            &[("resources", bytes.as_bytes())],
+            b"",
+        )
         .unwrap()
 }
 

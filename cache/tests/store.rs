@@ -30,6 +30,7 @@ fn record_two(store: &dyn Store, key: &Digest, tag: &str) -> StepRecord {
     store
         .record(
             key,
+            &krmgraph_cache::RecordKind::new("test", 1),
             &[
                 ("resources", resources.as_bytes()),
                 ("results", results.as_bytes()),
@@ -187,7 +188,12 @@ fn undecodable_records_are_misses_and_removed() {
         let store = SledStore::open(dir.path()).unwrap();
         record_two(&store, &k, "old");
     }
-    let mut future = StepRecord::new(Vec::new(), Vec::new()).encode();
+    let mut future = StepRecord::new(
+        krmgraph_cache::RecordKind::new("test", 1),
+        Vec::new(),
+        Vec::new(),
+    )
+    .encode();
     future[0] = 99;
     poke_index(dir.path(), key(2).as_bytes(), &future);
     poke_index(dir.path(), key(3).as_bytes(), b"\x01garbage");
@@ -387,7 +393,14 @@ fn second_process_gets_locked_promptly() {
 fn gc_keeps_the_recently_used(store: &dyn Store) {
     for n in 0..5 {
         let output = vec![n as u8; 1000];
-        store.record(&key(n), &[("out", &output)], b"").unwrap();
+        store
+            .record(
+                &key(n),
+                &krmgraph_cache::RecordKind::new("test", 1),
+                &[("out", &output)],
+                b"",
+            )
+            .unwrap();
         thread::sleep(Duration::from_millis(3));
     }
     // Step 0 becomes the most recently used; 1 and 2 are now the oldest.
@@ -496,7 +509,14 @@ fn concurrent_puts_of_the_same_blob_are_safe() {
                         assert!(read == *content);
                     }
                     let k = key(t * 100 + i);
-                    store.record(&k, &[("out", &content)], b"").unwrap();
+                    store
+                        .record(
+                            &k,
+                            &krmgraph_cache::RecordKind::new("test", 1),
+                            &[("out", &content)],
+                            b"",
+                        )
+                        .unwrap();
                 }
             })
         })

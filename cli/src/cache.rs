@@ -98,6 +98,9 @@ fn print_stats(dir: &dyn std::fmt::Display, s: &krmgraph_cache::Stats) {
         s.records,
         human_size(s.record_bytes)
     );
+    for (kind, count) in &s.kinds {
+        println!("  {:<14} {count:>3}", kind.to_string());
+    }
     println!("blobs:   {:>8}  {:>10}", s.blobs, human_size(s.blob_bytes));
     println!("total:   {:>8}  {:>10}", "", human_size(s.total_bytes()));
 }

@@ -9,11 +9,10 @@
 //! from the cache.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::differential::MODES;
 use crate::kpt_diff::{describe_difference, render_with_env, Rendered};
-use crate::util::{copy_tree, repo_root};
+use crate::util::{copy_tree, open_store, repo_root};
 
 /// Renders a copy of `src` under `<work>` with the cache in `cache`
 /// (`None`: uncached), counting function runs in `counter`.
@@ -228,23 +227,6 @@ fn the_subtrees_a_render_rewrote_replay_after_an_edit() {
     }
 }
 
-/// Opens the store at `cache` in this process. The store this test held
-/// before may still be shutting down in this process (sled's flusher lets
-/// go of its lock after the handle is dropped; `SledStore::open` waits up
-/// to 5 s, which a loaded CI machine has exceeded): try for a minute.
-fn hold_store(cache: &Path) -> krmgraph_cache::SledStore {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        match krmgraph_cache::SledStore::open(cache) {
-            Ok(store) => return store,
-            Err(krmgraph_cache::Error::Locked { .. }) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            Err(e) => panic!("the test holds the store: {e:?}"),
-        }
-    }
-}
-
 #[test]
 fn a_rendered_tree_is_a_fixed_point() {
     let RenderedOnce {
@@ -258,7 +240,7 @@ fn a_rendered_tree_is_a_fixed_point() {
     // Renders the rendered tree again, in place, through the cache; with
     // `held`, while the test holds the store.
     let render_again = |label: &str, held: bool| {
-        let held = held.then(|| hold_store(&cache));
+        let held = held.then(|| open_store(&cache));
         let r = render_with_env(
             "krmgraph",
             &tmp.path().join(label),
@@ -521,7 +503,7 @@ fn a_locked_cache_renders_uncached_with_a_warning() {
     let cache = tmp.path().join("cache");
     let counter = tmp.path().join("counter");
     let uncached = render(&tmp.path().join("u"), &src, None, &counter, &[]);
-    let _held = krmgraph_cache::SledStore::open(&cache).expect("the test holds the store");
+    let _held = open_store(&cache);
     let locked = render(&tmp.path().join("c1"), &src, Some(&cache), &counter, &[]);
     assert_eq!(locked.exit_code, 0, "{}", locked.stderr);
     assert!(

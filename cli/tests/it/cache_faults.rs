@@ -171,7 +171,7 @@ fn remove(path: &Path) {
 /// Makes `cache` a new, empty cache (it is damaged after: damage in a
 /// directory that is not a cache is not the cache's to repair).
 fn new_cache(cache: &Path) {
-    drop(krmgraph_cache::SledStore::open(cache).unwrap());
+    drop(crate::util::open_store(cache));
 }
 
 fn damages() -> Vec<Damage> {

@@ -87,3 +87,25 @@ pub fn copy_tree(src: &Path, dst: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(dst, perms)?;
     Ok(())
 }
+
+/// Opens the cache store at `cache` in the test process. A store this
+/// process closed a moment ago can still be locked: a child that another
+/// test thread forked meanwhile holds a copy of the lock's descriptor
+/// until it execs, and sled's flusher lets go of its lock after the
+/// handle is dropped (`SledStore::open` waits 5 s for the latter only).
+/// Tries for a minute.
+pub fn open_store(cache: &Path) -> krmgraph_cache::SledStore {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        match krmgraph_cache::SledStore::open(cache) {
+            Ok(store) => return store,
+            Err(krmgraph_cache::Error::Locked { .. }) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => panic!(
+                "the test cannot open the store at {}: {e:?}",
+                cache.display()
+            ),
+        }
+    }
+}

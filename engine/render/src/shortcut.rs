@@ -32,6 +32,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use krmgraph_cache::{Digest, Store};
 
+use super::stepcache::kinds;
 use super::RenderOptions;
 use krmgraph_fn::{builtin, exec, resolve_image, RunnerOptions};
 use krmgraph_package::kptfile::KPTFILE_NAME;
@@ -425,18 +426,22 @@ pub(crate) fn function_identity(
 const CHANGES: &str = "changes";
 const STDERR: &str = "stderr";
 const RESULTS: &str = "results";
-const EXACT: u8 = 1;
-const FIXED_POINT: u8 = 2;
+
+/// The kind of a whole-render record, if it is one.
+fn recorded(record: &krmgraph_cache::StepRecord) -> Option<Recorded> {
+    if record.kind == kinds::render() {
+        Some(Recorded::Exact)
+    } else if record.kind == kinds::fixed_point() {
+        Some(Recorded::FixedPoint)
+    } else {
+        None
+    }
+}
 
 /// What the store holds for `key`, without reading or touching it (for
 /// `krmgraph graph`).
 pub fn state(store: &dyn Store, key: &Digest) -> krmgraph_cache::Result<Option<Recorded>> {
-    Ok(store
-        .peek_step(key)?
-        .map(|record| match record.meta.first() {
-            Some(&EXACT) => Recorded::Exact,
-            _ => Recorded::FixedPoint,
-        }))
+    Ok(store.peek_step(key)?.as_ref().and_then(recorded))
 }
 
 /// The kinds of record.
@@ -465,9 +470,14 @@ pub fn lookup(
             .position(|o| o.name == name)
             .map(|i| hit.outputs[i].clone())
     };
-    match hit.record.meta.first() {
-        Some(&FIXED_POINT) if !wants_results => Ok(Some(Replay::FixedPoint)),
-        Some(&EXACT) => {
+    match recorded(&hit.record) {
+        // Another kind, or another version of this one: a miss.
+        None => {
+            store.remove_step(key)?;
+            Ok(None)
+        }
+        Some(Recorded::FixedPoint) if !wants_results => Ok(Some(Replay::FixedPoint)),
+        Some(Recorded::Exact) => {
             let changes = output(CHANGES).and_then(|b| decode_changes(&b));
             let stderr = output(STDERR);
             let (Some(changes), Some(stderr)) = (changes, stderr) else {
@@ -533,7 +543,7 @@ pub fn record(
     if let Some(results) = results {
         outputs.push((RESULTS, results));
     }
-    store.record(key, &outputs, &[EXACT])?;
+    store.record(key, &kinds::render(), &outputs, &[])?;
     if let Some(after_key) = render_key(after, root, options) {
         if !super::unsettled::may_hold_unsettled_comments(after) {
             if after_key != *key {
@@ -558,9 +568,9 @@ pub fn record(
 pub fn record_fixed_point(store: &dyn Store, key: &Digest) -> krmgraph_cache::Result<()> {
     match store.peek_step(key)? {
         None => {
-            store.record(key, &[], &[FIXED_POINT])?;
+            store.record(key, &kinds::fixed_point(), &[], &[])?;
         }
-        Some(record) if record.meta.first() != Some(&FIXED_POINT) => return Ok(()),
+        Some(record) if recorded(&record) != Some(Recorded::FixedPoint) => return Ok(()),
         Some(_) => {}
     }
     store.mark(key)

@@ -48,7 +48,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use krmgraph_cache::{Digest, Output as BlobRef, StepRecord, Store};
+use krmgraph_cache::{Digest, Output as BlobRef, RecordKind, StepRecord, Store};
 
 use super::codec::{self, Log, Root};
 use super::shortcut::{is_kptfile, Entry, Hasher, Identities, Snapshot};
@@ -65,6 +65,43 @@ use krmgraph_yaml::Node;
 /// its record holds, changes, or when krmgraph renders some input
 /// differently (v2: a mutator writing nothing fails).
 const KEY_SCHEMA: &str = "krmgraph step cache v2";
+
+/// The kinds of record a render keeps, each with the version of its
+/// format. A record of another kind or version under a key is a miss (and
+/// is removed), so bumping one kind's version when its outputs or meta
+/// change leaves the other kinds' records usable.
+pub(crate) mod kinds {
+    use krmgraph_cache::RecordKind;
+
+    /// A step's output and log.
+    pub fn step() -> RecordKind {
+        RecordKind::new("step", 1)
+    }
+    /// A subtree's resources, log and counts.
+    pub fn subtree() -> RecordKind {
+        RecordKind::new("subtree", 1)
+    }
+    /// What a step showed about a replayed block (`blocks`).
+    pub fn facts() -> RecordKind {
+        RecordKind::new("facts", 1)
+    }
+    /// The files a block's resources are written to.
+    pub fn files() -> RecordKind {
+        RecordKind::new("files", 1)
+    }
+    /// The item memo, the fixed points and the file memo.
+    pub fn memos() -> RecordKind {
+        RecordKind::new("memos", 1)
+    }
+    /// A whole in-place render (`shortcut`).
+    pub fn render() -> RecordKind {
+        RecordKind::new("render", 1)
+    }
+    /// A tree that is a render's fixed point (`shortcut`).
+    pub fn fixed_point() -> RecordKind {
+        RecordKind::new("fixed-point", 1)
+    }
+}
 
 /// Record outputs: a mutator's or subtree's resources, and a log too
 /// large to keep in the record itself.
@@ -480,7 +517,7 @@ impl<'a> StepCache<'a> {
 
     /// The facts recorded under `key`.
     pub fn lookup_facts(&self, key: &Digest) -> Option<codec::BlockFacts> {
-        let hit = self.lookup(key)?;
+        let hit = self.lookup(key, &kinds::facts())?;
         let decoded =
             output(&hit, FACTS).and_then(|(_, bytes)| codec::decode_facts(bytes, &self.root));
         self.discard_unless(key, decoded)
@@ -499,7 +536,7 @@ impl<'a> StepCache<'a> {
     /// The files recorded under `key`: root-relative paths and the blake3
     /// of their bytes.
     pub fn lookup_files(&self, key: &Digest) -> Option<Vec<(String, [u8; 32])>> {
-        let hit = self.lookup(key)?;
+        let hit = self.lookup(key, &kinds::files())?;
         let decoded = output(&hit, FILES).and_then(|(_, bytes)| codec::decode_files(bytes));
         self.discard_unless(key, decoded)
     }
@@ -512,9 +549,10 @@ impl<'a> StepCache<'a> {
         }
         let bytes = codec::encode_files(files);
         if let Some(blob) = self.blob_ref(FILES, &bytes) {
-            self.on(self
-                .store
-                .put_step(key, &StepRecord::new(vec![blob], Vec::new())));
+            self.on(self.store.put_step(
+                key,
+                &StepRecord::new(kinds::files(), vec![blob], Vec::new()),
+            ));
         }
     }
 
@@ -525,9 +563,10 @@ impl<'a> StepCache<'a> {
         }
         let bytes = codec::encode_facts(facts, &self.root);
         if let Some(blob) = self.blob_ref(FACTS, &bytes) {
-            self.on(self
-                .store
-                .put_step(key, &StepRecord::new(vec![blob], Vec::new())));
+            self.on(self.store.put_step(
+                key,
+                &StepRecord::new(kinds::facts(), vec![blob], Vec::new()),
+            ));
         }
     }
 
@@ -584,7 +623,7 @@ impl<'a> StepCache<'a> {
     /// The record of step `key`, if the store has a usable one (never with
     /// `verify`).
     pub fn lookup_step(&self, key: &Digest, role: Role) -> Option<StepHit> {
-        let mut hit = self.lookup(key)?;
+        let mut hit = self.lookup(key, &kinds::step())?;
         let decoded = (|| {
             let output = match role {
                 Role::Validator => None,
@@ -596,12 +635,14 @@ impl<'a> StepCache<'a> {
         self.discard_unless(key, decoded)
     }
 
-    /// A verified record and its blobs, unless verifying or turned off.
-    fn lookup(&self, key: &Digest) -> Option<krmgraph_cache::Hit> {
+    /// A verified record of `kind` and its blobs, unless verifying or
+    /// turned off. A record of another kind or version is removed.
+    fn lookup(&self, key: &Digest, kind: &RecordKind) -> Option<krmgraph_cache::Hit> {
         if self.verify || !self.enabled() {
             return None;
         }
-        self.on(self.store.lookup(key))?
+        let hit = self.on(self.store.lookup(key))??;
+        self.discard_unless(key, (hit.record.kind == *kind).then_some(hit))
     }
 
     /// `decoded`, or `None` with the record of `key` removed.
@@ -694,7 +735,9 @@ impl<'a> StepCache<'a> {
             if let Some(nodes_ref) = nodes_ref {
                 outputs.push(nodes_ref?);
             }
-            self.on(self.store.put_step(key, &StepRecord::new(outputs, meta)))
+            self.on(self
+                .store
+                .put_step(key, &StepRecord::new(kinds::step(), outputs, meta)))
         })();
         if let (Some(()), Some(b)) = (recorded, &mut blob) {
             b.stored = true;
@@ -760,7 +803,7 @@ impl<'a> StepCache<'a> {
     /// The record of subtree `key`, if the store has a usable one (never
     /// with `verify`).
     pub fn lookup_subtree(&self, key: &Digest) -> Option<SubtreeHit> {
-        let mut hit = self.lookup(key)?;
+        let mut hit = self.lookup(key, &kinds::subtree())?;
         let decoded = (|| {
             let record_meta = hit.record.meta.clone();
             let (counts, meta) = record_meta.split_at_checked(16)?;
@@ -807,7 +850,7 @@ impl<'a> StepCache<'a> {
             };
             let mut outputs = vec![nodes];
             outputs.extend(log_blob);
-            Some((StepRecord::new(outputs, meta), blob))
+            Some((StepRecord::new(kinds::subtree(), outputs, meta), blob))
         })();
         let (record, blob) = record?;
         self.on(self.store.put_step(key, &record))?;
@@ -872,7 +915,7 @@ impl<'a> StepCache<'a> {
         }
         let key = item_memo_key();
         let before = self.on(self.store.peek_step(&key)).flatten();
-        let Some(record) = self.on(self.store.record(&key, &outputs, &[])) else {
+        let Some(record) = self.on(self.store.record(&key, &kinds::memos(), &outputs, &[])) else {
             return;
         };
         // The memo a render replaces is garbage at once: it goes now
@@ -910,6 +953,9 @@ fn load_item_memo(store: &dyn Store) -> usize {
     let Ok(Some(hit)) = store.lookup(&item_memo_key()) else {
         return 0;
     };
+    if hit.record.kind != kinds::memos() {
+        return 0;
+    }
     let mut imported = 0;
     if let Some((_, bytes)) = output(&hit, ITEM_MEMO) {
         imported += item_memo::import(bytes);
