@@ -3,7 +3,8 @@
 # krmgraph in the same run:
 #   cold      kpt fn render vs krmgraph render with an empty cache
 #   no-op     krmgraph render of the tree it just rendered, vs the time to
-#             read and blake3-hash every file of the tree (hash-tree)
+#             read and blake3-hash every file of the tree (hash-tree); and
+#             render --check of the same tree, vs the no-op
 #   first edit  krmgraph render after one leaf resource changed, right
 #             after the cold render: that render rewrote every file, so no
 #             subtree or step input matches a record yet
@@ -76,6 +77,13 @@ measure krmgraph-no-op "$krmgraph" render "$work/krmgraph" --allow-exec
 start=$(date +%s%N)
 for _ in 1 2 3 4 5 6 7 8 9 10; do "$krmgraph" render "$work/krmgraph" --allow-exec >/dev/null 2>&1; done
 noop_s=$(echo "($(date +%s%N)-$start)/10/1000000000" | bc -l)
+# render --check of the same, rendered tree: must answer "nothing would
+# change" (exit 0) within 2x of the no-op (issue 30).
+start=$(date +%s%N)
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  "$krmgraph" render --check "$work/krmgraph" --allow-exec >/dev/null 2>&1 || { echo "render --check: not rendered?"; exit 1; }
+done
+check_s=$(echo "($(date +%s%N)-$start)/10/1000000000" | bc -l)
 target/release/hash-tree "$work/krmgraph" | tee "$work/hash.txt"
 # One leaf edit: the first Deployment of the deepest package gets 7
 # replicas, then 8.
@@ -95,6 +103,7 @@ echo "one edit: $(grep -c '^ran ' "$work/one-edit.log") step(s) run, $(grep -c '
 
 hash_s=$(sed -E 's/.* in ([0-9.]+) s.*/\1/' "$work/hash.txt")
 printf 'no-op render %.4f s (mean of 10), read+hash %.4f s: %.1fx\n' "$noop_s" "$hash_s" "$(echo "$noop_s/$hash_s" | bc -l)"
+printf 'render --check %.4f s (mean of 10): %.2fx the no-op\n' "$check_s" "$(echo "$check_s/$noop_s" | bc -l)"
 printf 'first edit / cold: %.0f%%   one edit / cold: %.0f%% (CPU: %.0f%%)\n' \
   "$(echo "100*$(secs krmgraph-first-edit)/$(secs krmgraph-cold)" | bc -l)" \
   "$(echo "100*$(secs krmgraph-one-edit)/$(secs krmgraph-cold)" | bc -l)" \

@@ -696,7 +696,12 @@ fn a_cache_shared_read_only_is_counted_and_renders_uncached_with_the_reason() {
     let d = cache.display().to_string();
     let owner = cache_cmd(&[], &cache, &["stats"]);
     assert_eq!(owner.code, Some(0), "{}", owner.stderr);
-    let blobs_line = owner.stdout.lines().nth(2).unwrap().to_owned();
+    let blobs_line = owner
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("blobs:"))
+        .unwrap()
+        .to_owned();
 
     let nobody = AS_NOBODY;
     let stats = cache_cmd(&nobody, &cache, &["stats"]);
