@@ -35,15 +35,16 @@ while [ $# -gt 0 ]; do
 done
 fanout=${1:-4} depth=${2:-4} resources=${3:-20}
 cargo build --release -q -p krmgraph -p krmgraph-benches
+bin=${CARGO_TARGET_DIR:-target}/release
 work=$(mktemp -d "$dir/cache-bench.XXXXXX")
 echo "work directory: $work ($(df --output=fstype "$work" | tail -1))"
 trap 'rm -rf "$work"' EXIT
 # A copy, so that a rebuild during the run cannot pull the binary away.
-cp target/release/krmgraph "$work/krmgraph-bin"
+cp $bin/krmgraph "$work/krmgraph-bin"
 krmgraph=$work/krmgraph-bin
 export KRMGRAPH_CACHE_DIR="$work/cache"
 . benches/monorepo-fns.sh
-target/release/gen-monorepo "$work/src" --fanout "$fanout" --depth "$depth" --resources "$resources" "${fns[@]}"
+$bin/gen-monorepo "$work/src" --fanout "$fanout" --depth "$depth" --resources "$resources" "${fns[@]}"
 if [ -n "$foot" ]; then
   deepest=$(find "$work/src" -name Kptfile -printf '%d %h\n' | sort -n | tail -1 | cut -d' ' -f2)
   commented=$(find "$deepest" -maxdepth 1 -name '*.yaml' | sort | sed -n 2p)
@@ -84,7 +85,7 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
   "$krmgraph" render --check "$work/krmgraph" --allow-exec >/dev/null 2>&1 || { echo "render --check: not rendered?"; exit 1; }
 done
 check_s=$(echo "($(date +%s%N)-$start)/10/1000000000" | bc -l)
-target/release/hash-tree "$work/krmgraph" | tee "$work/hash.txt"
+$bin/hash-tree "$work/krmgraph" | tee "$work/hash.txt"
 # One leaf edit: the first Deployment of the deepest package gets 7
 # replicas, then 8.
 leaf=$(find "$work/krmgraph" -name Kptfile -printf '%d %h\n' | sort -n | tail -1 | cut -d' ' -f2)
