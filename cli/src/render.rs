@@ -220,6 +220,8 @@ pub struct Watching<'a> {
     pub tree: Option<std::sync::Arc<Snapshot>>,
     /// Learns what the render wrote.
     pub left: &'a mut Left,
+    /// The session's use of the memos' record, shared by its renders.
+    pub memos: std::sync::Arc<krmgraph_render::MemoSession>,
 }
 
 /// What a render did to the tree it read, for `watch`, which must tell
@@ -357,9 +359,9 @@ fn check_pull_policy(value: &str) -> Result<(), ()> {
 pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result<Rendered, ()> {
     let mut unwatched = Left::Unknown;
     let process_goes_on = watching.is_some();
-    let (read, left) = match watching {
-        Some(Watching { tree, left }) => (tree, left),
-        None => (None, &mut unwatched),
+    let (read, left, memos) = match watching {
+        Some(Watching { tree, left, memos }) => (tree, left, memos),
+        None => (None, &mut unwatched, Default::default()),
     };
     let started = std::time::Instant::now();
     check_pull_policy(&args.image_pull_policy)?;
@@ -497,7 +499,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
     };
     options.cache = store
         .as_ref()
-        .map(|s| cache::step_cache(s, tree.map(|t| t.snapshot), args.verify));
+        .map(|s| cache::step_cache(s, tree.map(|t| t.snapshot), args.verify, memos));
     let mut reporter = StderrReporter::new(args.truncate_output, ui).with_progress(&pkg);
     reporter.captured = cached.as_ref().map(|_| Vec::new());
     crate::pages::large();

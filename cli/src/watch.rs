@@ -71,6 +71,7 @@ pub fn run(args: WatchArgs, mut ui: Ui) -> ExitCode {
         ui: &ui,
         stop: stop.as_ref(),
         ignore,
+        memos: Arc::default(),
     };
     match session.watch() {
         Ok(()) => {
@@ -143,6 +144,9 @@ struct Session<'a> {
     ui: &'a Ui,
     stop: &'a Stop,
     ignore: Ignore,
+    /// The memos' record: read by the first render, written again only
+    /// when a render learnt enough since.
+    memos: Arc<krmgraph_render::MemoSession>,
 }
 
 impl Session<'_> {
@@ -213,6 +217,7 @@ impl Session<'_> {
         let watching = Watching {
             tree: Some(before.clone()),
             left: &mut left,
+            memos: self.memos.clone(),
         };
         let ok = try_run(&self.args.render, Some(watching), self.ui).is_ok();
         self.stop.rendering.store(false, Ordering::SeqCst);

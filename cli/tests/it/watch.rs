@@ -34,13 +34,18 @@ impl Watch {
     }
 
     fn start_with(pkg: &Path, cache: &Path, flags: &[&str]) -> Watch {
+        Watch::start_env(pkg, cache, flags, "1")
+    }
+
+    /// `check_direct`: `KRMGRAPH_CHECK_DIRECT`.
+    fn start_env(pkg: &Path, cache: &Path, flags: &[&str], check_direct: &str) -> Watch {
         let mut child = Command::new(krmgraph_bin())
             .process_group(0)
             .args(["watch", "--debounce-ms", "50"])
             .args(flags)
             .arg(pkg)
             .env("KRMGRAPH_CACHE_DIR", cache)
-            .env("KRMGRAPH_CHECK_DIRECT", "1")
+            .env("KRMGRAPH_CHECK_DIRECT", check_direct)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -403,4 +408,66 @@ fn a_file_saved_during_a_render_is_kept_and_rendered_next() {
     );
     render_once(&expected);
     assert_eq!(read_tree(&watched), read_tree(&expected), "{stderr}");
+}
+
+/// The memos' record (`memos` kind) in the store at `cache`: its creation
+/// time, which a rewrite changes.
+fn memos_record_created(cache: &Path) -> Option<u64> {
+    use krmgraph_cache::Store;
+    let store = crate::util::open_store(cache);
+    let steps = store.steps().unwrap();
+    steps
+        .into_iter()
+        .filter_map(|(_, record)| record.ok())
+        .find(|record| record.kind.name == "memos")
+        .map(|record| record.created_ms)
+}
+
+#[test]
+fn a_render_that_learnt_little_leaves_the_memos_record_alone() {
+    // A package of 600 ConfigMaps with a built-in: the first render
+    // learns an entry or more per item and records the memos; an edit of
+    // one item learns a few, well under one per hundred, so the second
+    // render of the same watch leaves the record as it is (it used to
+    // rewrite it at every render after the first).
+    let work = tempfile::tempdir().unwrap();
+    let pkg = work.path().join("many");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(
+        pkg.join("Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: many\npipeline:\n  mutators:\n    - image: gcr.io/kpt-fn/set-labels:v0.1.4\n      configMap:\n        app: many\n",
+    )
+    .unwrap();
+    for n in 0..600 {
+        std::fs::write(
+            pkg.join(format!("cm-{n}.yaml")),
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{n}\ndata:\n  k: v{n}\n"
+            ),
+        )
+        .unwrap();
+    }
+    // Rendered once already, as a tree under watch usually is (a render
+    // that rewrites every file learns their bytes again the next time).
+    render_once(&pkg);
+    let cache = work.path().join("cache");
+    // (The direct check encodes every file again, and so learns it.)
+    let watch = Watch::start_env(&pkg, &cache, &[], "0");
+    watch.wait_for_render(1);
+    let first = memos_record_created(&cache).expect("the first render records the memos");
+    // Creation times are in milliseconds.
+    std::thread::sleep(Duration::from_millis(20));
+    edit(&[&pkg], "cm-7.yaml", "k: v7", "k: edited");
+    watch.wait_for_render(2);
+    let labelled = std::fs::read_to_string(pkg.join("cm-7.yaml")).unwrap();
+    assert!(
+        labelled.contains("k: edited") && labelled.contains("app: many"),
+        "{labelled}"
+    );
+    assert_eq!(
+        memos_record_created(&cache),
+        Some(first),
+        "the second render rewrote the memos' record:\n{}",
+        watch.stderr()
+    );
 }

@@ -455,6 +455,7 @@ mod tests {
             store: Arc::new(krmgraph_cache::MemoryStore::new()),
             snapshot: None,
             verify: false,
+            memos: Default::default(),
         };
         let options = crate::RenderOptions::default();
         let steps = StepCache::new(&cache, &root, &options, true);

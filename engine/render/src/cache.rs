@@ -12,7 +12,7 @@ use krmgraph_cache::{Digest, SledStore, Store};
 use krmgraph_fn::event::{Event, Reporter};
 
 use crate::shortcut::{self, Change, Replay, Snapshot};
-use crate::{settled_subtrees, RenderCache, RenderOptions};
+use crate::{settled_subtrees, MemoSession, RenderCache, RenderOptions};
 
 fn warn(reporter: &mut dyn Reporter, message: String) {
     reporter.report(&Event::Warning(format!("krmgraph: {message}")));
@@ -80,16 +80,20 @@ pub fn open_reading(
     }
 }
 
-/// The step cache of a render using `store` and the tree as read before it.
+/// The step cache of a render using `store` and the tree as read before
+/// it, in the session `memos` (one per `render`, one for all the renders
+/// of a `watch`).
 pub fn step_cache(
     store: &Arc<SledStore>,
     snapshot: Option<Arc<Snapshot>>,
     verify: bool,
+    memos: Arc<MemoSession>,
 ) -> RenderCache {
     RenderCache {
         store: store.clone(),
         snapshot,
         verify,
+        memos,
     }
 }
 

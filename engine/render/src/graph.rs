@@ -113,6 +113,7 @@ pub fn build(
         store: store.unwrap_or_else(|| Arc::new(MemoryStore::new())),
         snapshot: Some(Arc::new(snapshot.clone())),
         verify: false,
+        memos: Default::default(),
     };
     let subtrees = StepCache::new(&cache, root, options, order == Order::DepthFirst);
     let mut builder = Builder {

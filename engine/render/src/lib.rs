@@ -44,7 +44,7 @@ pub use krmgraph_fn::{builtin, event, resolve_image};
 pub use krmgraph_kyaml::gitignore::GitIgnore;
 pub use krmgraph_kyaml::pkgio::IGNORE_FILE_NAME;
 pub use krmgraph_package::kptfile::Function;
-pub use stepcache::RenderCache;
+pub use stepcache::{MemoSession, RenderCache};
 
 use std::path::{Path, PathBuf};
 

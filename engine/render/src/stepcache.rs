@@ -126,6 +126,38 @@ pub struct RenderCache {
     pub snapshot: Option<Arc<Snapshot>>,
     /// Replay nothing; note steps whose output differs from their record.
     pub verify: bool,
+    /// What the renders of this session (one `render`, or every render of
+    /// a `watch`) did with the memos' record.
+    pub memos: Arc<MemoSession>,
+}
+
+/// The memos' record as the renders of one session have used it: the
+/// memos live in the process (`item_memo`, `file_memo`, the fixed
+/// points), so the record is read by the session's first render only, and
+/// written again only when a render learnt enough since it was read or
+/// last written ([`LEARNT_TO_SAVE`]).
+#[derive(Debug, Default)]
+pub struct MemoSession {
+    /// Whether a render of this session has read the record.
+    loaded: AtomicBool,
+    /// About how many entries the record holds: what was read, plus what
+    /// was learnt by the time it was last written.
+    entries: AtomicUsize,
+    /// The memos' learnt count when the record was read or last written.
+    learnt_then: AtomicUsize,
+}
+
+impl MemoSession {
+    /// The record was read: `entries` of it are in the memos.
+    fn loaded_now(&self, entries: usize) {
+        self.entries.store(entries, Ordering::SeqCst);
+        self.learnt_then.store(learnt_so_far(), Ordering::SeqCst);
+    }
+}
+
+/// What the memos have learnt in this process.
+fn learnt_so_far() -> usize {
+    item_memo::learnt() + fixed_point::learnt() + file_memo::learnt()
 }
 
 impl std::fmt::Debug for RenderCache {
@@ -309,8 +341,8 @@ pub(super) struct StepCache<'a> {
     /// The thread loading the previous render's memos, until they are
     /// needed ([`StepCache::memos_loaded`]).
     memo_loader: Mutex<Option<std::thread::JoinHandle<usize>>>,
-    /// How many entries the memos loaded.
-    imported: AtomicUsize,
+    /// The session's use of the memos' record.
+    memos: &'a MemoSession,
 }
 
 impl<'a> StepCache<'a> {
@@ -333,19 +365,21 @@ impl<'a> StepCache<'a> {
         // The memos (megabytes, for a large tree) load beside whatever the
         // render does before its first step: reading the tree, replaying
         // subtrees.
-        let memo_loader = (!cache.verify).then(|| {
+        // A session reads the memos' record once: what it holds is in the
+        // process's memos from then on.
+        let first = !cache.memos.loaded.swap(true, Ordering::SeqCst);
+        let memo_loader = (!cache.verify && first).then(|| {
             let store = Arc::clone(&cache.store);
             std::thread::Builder::new()
                 .name("krmgraph-memos".into())
                 .stack_size(krmgraph_util::par::STACK_SIZE)
                 .spawn(move || load_item_memo(store.as_ref()))
         });
-        let mut imported = 0;
         let memo_loader = match memo_loader {
             Some(Ok(handle)) => Some(handle),
             // No thread to be had: load them here.
             Some(Err(_)) => {
-                imported = load_item_memo(cache.store.as_ref());
+                cache.memos.loaded_now(load_item_memo(cache.store.as_ref()));
                 None
             }
             None => None,
@@ -366,7 +400,7 @@ impl<'a> StepCache<'a> {
             failure: Mutex::default(),
             mismatch: Mutex::default(),
             memo_loader: Mutex::new(memo_loader),
-            imported: AtomicUsize::new(imported),
+            memos: &cache.memos,
         }
     }
 
@@ -387,8 +421,7 @@ impl<'a> StepCache<'a> {
         if let Some(handle) = handle {
             // A loader that panicked loaded nothing: the memos only save
             // work.
-            let imported = handle.join().unwrap_or(0);
-            self.imported.store(imported, Ordering::SeqCst);
+            self.memos.loaded_now(handle.join().unwrap_or(0));
         }
     }
 
@@ -893,9 +926,10 @@ impl<'a> StepCache<'a> {
         // would rewrite megabytes to add a few entries, which the next
         // render learns again at the cost of a few items. Entries this
         // render did not use stay in it until the next time it is written.
-        let imported = self.imported.load(Ordering::SeqCst);
-        let learnt = item_memo::learnt() + fixed_point::learnt() + file_memo::learnt();
-        if imported > 0 && learnt * LEARNT_TO_SAVE <= imported {
+        let entries = self.memos.entries.load(Ordering::SeqCst);
+        let learnt_now = learnt_so_far();
+        let learnt = learnt_now.saturating_sub(self.memos.learnt_then.load(Ordering::SeqCst));
+        if learnt == 0 || entries > 0 && learnt * LEARNT_TO_SAVE <= entries {
             return;
         }
         let memo = item_memo::export();
@@ -924,6 +958,8 @@ impl<'a> StepCache<'a> {
         for digest in old.filter(|d| record.outputs.iter().all(|o| o.digest != *d)) {
             self.on(self.store.remove_blob(&digest));
         }
+        self.memos.entries.store(entries + learnt, Ordering::SeqCst);
+        self.memos.learnt_then.store(learnt_now, Ordering::SeqCst);
     }
 }
 
@@ -1156,6 +1192,7 @@ mod tests {
                 store: Arc::new(krmgraph_cache::MemoryStore::new()),
                 snapshot: None,
                 verify: false,
+                memos: Default::default(),
             };
             let steps = StepCache::new(&cache, root, &options, true);
             let pkg = Package::load(root, root.parent().unwrap()).unwrap();

@@ -130,6 +130,7 @@ impl Case {
             store: self.store.clone(),
             snapshot: None,
             verify: false,
+            memos: Default::default(),
         });
         let (cached, log) = {
             let mut rendered = self.render_copy("cached", &options);
