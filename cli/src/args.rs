@@ -374,6 +374,12 @@ pub struct RenderArgs {
     /// With `--check`: print what would change as a unified diff.
     #[arg(long = "diff", requires = "check")]
     pub diff: bool,
+
+    /// After kpt's log, say why each step ran instead of replaying (what
+    /// changed since it last ran in this tree), and which subtrees were
+    /// replayed whole.
+    #[arg(long = "explain")]
+    pub explain: bool,
 }
 
 /// Flags of `krmgraph watch`: those of an in-place `render`, and how long

@@ -36,6 +36,8 @@ struct CacheCounts {
     replayed: usize,
     subtrees: usize,
     log: Vec<String>,
+    /// `--explain`'s lines.
+    explained: Vec<String>,
 }
 
 impl StderrReporter {
@@ -62,9 +64,25 @@ impl StderrReporter {
             self.print(&format!("{line}\n"));
         }
         match event {
-            CacheEvent::StepRan { .. } => self.cache.ran += 1,
+            CacheEvent::StepRan {
+                package,
+                role,
+                index,
+                function,
+                reason,
+            } => {
+                self.cache.ran += 1;
+                self.cache.explained.push(format!(
+                    "[EXPLAIN] {package} {role}[{index}] {function} ran: {reason}"
+                ));
+            }
             CacheEvent::StepReplayed { .. } => self.cache.replayed += 1,
-            CacheEvent::SubtreeReplayed { .. } => self.cache.subtrees += 1,
+            CacheEvent::SubtreeReplayed { package } => {
+                self.cache.subtrees += 1;
+                self.cache.explained.push(format!(
+                    "[EXPLAIN] {package} replayed whole: nothing under it changed"
+                ));
+            }
             CacheEvent::BlocksPassed { .. } => {}
             CacheEvent::StoreFailed(message) if self.ui.warns() => {
                 let text = format!(
@@ -429,6 +447,11 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
             cache::Opened::Settled(tree) => {
                 tree.snapshot.remove_stale_temps();
                 crate::cache::report_settled(&root, ui);
+                if args.explain {
+                    eprintln!(
+                        "[EXPLAIN] nothing ran: the cache knows this tree as a render's output"
+                    );
+                }
                 *left = Left::Changes(Vec::new());
                 summary(
                     ui,
@@ -466,6 +489,9 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
     let cached = match lookup {
         Some(cache::Lookup::Settled) => {
             crate::cache::report_settled(&root, ui);
+            if args.explain {
+                eprintln!("[EXPLAIN] nothing ran: the cache knows this tree as a render's output");
+            }
             *left = Left::Changes(Vec::new());
             summary(
                 ui,
@@ -478,6 +504,9 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
             warn_kept(&replayed.kept, ui);
             if ui.log == Log::Full {
                 let _ = std::io::stderr().write_all(&replayed.stderr);
+            }
+            if args.explain {
+                eprintln!("[EXPLAIN] the whole render was replayed: the cache holds a render of this tree with these flags");
             }
             if ui.warns() {
                 print_results_file(replayed.results_file.as_deref());
@@ -585,6 +614,14 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
     }
     if ui.warns() {
         print_results_file(outcome.results_file.as_deref());
+    }
+    if args.explain {
+        if store.is_none() {
+            eprintln!("[EXPLAIN] every step ran: the cache was bypassed (--no-cache, or a store that cannot be used)");
+        }
+        for line in &reporter.cache.explained {
+            eprintln!("{line}");
+        }
     }
     let counts = &reporter.cache;
     summary(

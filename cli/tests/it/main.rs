@@ -20,6 +20,7 @@ mod containers;
 mod demo;
 mod differential;
 mod eval_diff;
+mod explain;
 mod jobs;
 mod keys;
 mod kpt_diff;

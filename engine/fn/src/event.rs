@@ -59,10 +59,15 @@ pub enum CacheEvent {
     StepRan {
         /// The package's display path.
         package: String,
+        /// `mutator` or `validator`.
+        role: &'static str,
         /// The step's position in the pipeline (mutators, then validators).
         index: usize,
         /// Image or exec command line.
         function: String,
+        /// Why it ran: what its key's inputs changed since it last ran in
+        /// this tree (`render --explain`).
+        reason: String,
     },
     /// A step's record was replayed instead of running it.
     StepReplayed {
@@ -94,7 +99,7 @@ pub enum CacheEvent {
     StoreFailed(String),
 }
 
-/// One line of the cache's log: `ran <package>#<step> <function>`,
+/// One line of the cache's log: `ran <package>#<step> <function>: <reason>`,
 /// `replayed <package>#<step> <function>`, `replayed subtree <package>`,
 /// `passed <n> blocks (<m> resources) through <package>#<step>`,
 /// `store failed: <message>`.
@@ -105,7 +110,9 @@ impl std::fmt::Display for CacheEvent {
                 package,
                 index,
                 function,
-            } => write!(f, "ran {package}#{index} {function}"),
+                reason,
+                ..
+            } => write!(f, "ran {package}#{index} {function}: {reason}"),
             CacheEvent::StepReplayed {
                 package,
                 index,

@@ -544,9 +544,10 @@ impl<'a> Hydrator<'a> {
         let Some(cache) = self.cache else {
             return Ok((run(self, ctx)?, None));
         };
-        let key = input.and_then(|d| cache.step_key(step.role, step.f, step.runner, &d));
+        let inputs = input.and_then(|d| cache.step_inputs(step.role, step.f, step.runner, &d));
+        let key = inputs.map(|i| i.key());
         if let Some(hit) = key.as_ref().and_then(|k| cache.lookup_step(k, step.role)) {
-            ctx.reporter.report(&step.event(true));
+            ctx.reporter.report(&step.event(None));
             self.replay(&hit.log, ctx);
             self.executed += 1;
             return Ok(match hit.output {
@@ -554,7 +555,14 @@ impl<'a> Hydrator<'a> {
                 None => (None, None),
             });
         }
-        ctx.reporter.report(&step.event(false));
+        let reason = match &inputs {
+            Some(inputs) => {
+                cache.explain_miss(&cache.slot_key(&step.pkg.display_path, step.index), inputs)
+            }
+            None => "not keyed: its function's identity or its input is known only once it runs"
+                .to_string(),
+        };
+        ctx.reporter.report(&step.event(Some(reason)));
         let results = ctx.results.len();
         let (output, events) = teed(ctx, |ctx| run(self, ctx));
         let output = output?;
@@ -591,25 +599,30 @@ struct Step<'s> {
 }
 
 impl Step<'_> {
-    /// The cache event of running (`replayed`: replaying) the step.
-    fn event(&self, replayed: bool) -> Event {
+    /// The cache event of running the step (with why) or replaying it
+    /// (`None`).
+    fn event(&self, ran_because: Option<String>) -> Event {
         let (package, index, function) = (
             self.pkg.display_path.clone(),
             self.index,
             self.runner.name.clone(),
         );
-        Event::Cache(if replayed {
-            CacheEvent::StepReplayed {
+        Event::Cache(match ran_because {
+            None => CacheEvent::StepReplayed {
                 package,
                 index,
                 function,
-            }
-        } else {
-            CacheEvent::StepRan {
+            },
+            Some(reason) => CacheEvent::StepRan {
                 package,
+                role: match self.role {
+                    Role::Mutator => "mutator",
+                    Role::Validator => "validator",
+                },
                 index,
                 function,
-            }
+                reason,
+            },
         })
     }
 

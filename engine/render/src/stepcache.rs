@@ -101,6 +101,11 @@ pub(crate) mod kinds {
     pub fn fixed_point() -> RecordKind {
         RecordKind::new("fixed-point", 1)
     }
+    /// What the key of the step at a place in the tree covered the last
+    /// time it ran (`--explain`).
+    pub fn slot() -> RecordKind {
+        RecordKind::new("slot", 1)
+    }
 }
 
 /// Record outputs: a mutator's or subtree's resources, and a log too
@@ -624,26 +629,80 @@ impl<'a> StepCache<'a> {
         runner: &FunctionRunner,
         input: &Digest,
     ) -> Option<Digest> {
-        let mut h = Hasher::default();
-        h.field(b"step");
-        h.field(self.base.as_bytes());
-        h.field(match role {
+        Some(self.step_inputs(role, f, runner, input)?.key())
+    }
+
+    /// What the key of a step covers, in the parts a miss is explained by
+    /// ([`StepInputs::why_not`]).
+    pub fn step_inputs(
+        &self,
+        role: Role,
+        f: &Function,
+        runner: &FunctionRunner,
+        input: &Digest,
+    ) -> Option<StepInputs> {
+        let mut function = Hasher::default();
+        function.field(match role {
             Role::Mutator => b"mutator",
             Role::Validator => b"validator",
         });
-        h.field(&self.identities.of(f)?);
-        function_spec(&mut h, f);
+        function.field(&self.identities.of(f)?);
+        function.field(self.relative(Path::new(&runner.package_dir)).as_bytes());
+        function.field(&[u8::from(runner.use_builtins)]);
+        let mut config = Hasher::default();
+        function_spec(&mut config, f);
         match &runner.config {
-            Some(config) => h.field(&codec::encode_nodes(
-                std::slice::from_ref(config),
+            Some(node) => config.field(&codec::encode_nodes(
+                std::slice::from_ref(node),
                 &self.root,
             )?),
-            None => h.field(b""),
+            None => config.field(b""),
         }
-        h.field(self.relative(Path::new(&runner.package_dir)).as_bytes());
-        h.field(&[u8::from(runner.use_builtins)]);
-        h.field(input.as_bytes());
-        Some(Digest::from(h.0.finalize()))
+        Some(StepInputs {
+            base: self.base,
+            function: Digest::from(function.0.finalize()),
+            config: Digest::from(config.0.finalize()),
+            input: *input,
+        })
+    }
+
+    /// Why the step in `slot` runs although the inputs are `now`: what
+    /// differs from the last time it ran in this tree, as recorded under
+    /// its slot key. Records `now` there for the next render.
+    pub fn explain_miss(&self, slot: &Digest, now: &StepInputs) -> String {
+        if self.verify {
+            return "cache bypassed (--verify)".into();
+        }
+        let before = self
+            .on(self.store.peek_step(slot))
+            .flatten()
+            .filter(|r| r.kind == kinds::slot())
+            .and_then(|r| StepInputs::decode(&r.meta));
+        self.on(self.store.put_step(
+            slot,
+            &StepRecord::new(kinds::slot(), Vec::new(), now.encode()),
+        ));
+        match before {
+            None => "no earlier record of this step (its first render)".into(),
+            Some(before) => now.why_not(&before),
+        }
+    }
+
+    /// The slot key of a step: its place in the tree (package, position),
+    /// the same from render to render, for [`StepCache::explain_miss`].
+    pub fn slot_key(&self, package: &str, index: usize) -> Digest {
+        let mut h = Hasher::default();
+        h.field(b"step slot");
+        h.field(KEY_SCHEMA.as_bytes());
+        h.field(
+            self.root_dir
+                .file_name()
+                .unwrap_or_default()
+                .as_encoded_bytes(),
+        );
+        h.field(package.as_bytes());
+        h.field(&(index as u64).to_le_bytes());
+        Digest::from(h.0.finalize())
     }
 
     /// A root-relative slash path.
@@ -1028,6 +1087,74 @@ fn unstored(pieces: &[Cow<[u8]>]) -> Blob {
 fn output<'h>(hit: &'h krmgraph_cache::Hit, name: &str) -> Option<(&'h BlobRef, &'h [u8])> {
     let i = hit.record.outputs.iter().position(|o| o.name == name)?;
     Some((&hit.record.outputs[i], hit.outputs.get(i)?.as_slice()))
+}
+
+/// What a step's key covers, in parts: the render's inputs (flags,
+/// environment, version: [`base_digest`]), the function (role, identity,
+/// package, built-in or not), its config (the Kptfile spec and the
+/// functionConfig) and its input resources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepInputs {
+    base: Digest,
+    function: Digest,
+    config: Digest,
+    input: Digest,
+}
+
+impl StepInputs {
+    /// The step key.
+    pub fn key(&self) -> Digest {
+        let mut h = Hasher::default();
+        h.field(b"step");
+        for part in [&self.base, &self.function, &self.config, &self.input] {
+            h.field(part.as_bytes());
+        }
+        Digest::from(h.0.finalize())
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        [&self.base, &self.function, &self.config, &self.input]
+            .iter()
+            .flat_map(|d| *d.as_bytes())
+            .collect()
+    }
+
+    fn decode(bytes: &[u8]) -> Option<StepInputs> {
+        let part = |i: usize| -> Option<Digest> {
+            Some(Digest::from_bytes(
+                bytes.get(i * 32..(i + 1) * 32)?.try_into().ok()?,
+            ))
+        };
+        (bytes.len() == 128).then_some(())?;
+        Some(StepInputs {
+            base: part(0)?,
+            function: part(1)?,
+            config: part(2)?,
+            input: part(3)?,
+        })
+    }
+
+    /// What differs from `before`, as `--explain` says it.
+    fn why_not(&self, before: &StepInputs) -> String {
+        let mut changed = Vec::new();
+        if self.base != before.base {
+            changed.push("render flags or environment changed");
+        }
+        if self.function != before.function {
+            changed.push("function changed (image, exec program or built-in version)");
+        }
+        if self.config != before.config {
+            changed.push("function config changed");
+        }
+        if self.input != before.input {
+            changed.push("input changed");
+        }
+        if changed.is_empty() {
+            return "its record is gone or unusable (evicted, damaged or of another version)"
+                .into();
+        }
+        changed.join("; ")
+    }
 }
 
 /// The step cache's schema and the render's inputs ([`inputs::digest`]):
