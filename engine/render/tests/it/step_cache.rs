@@ -1,7 +1,7 @@
 //! The step cache, asserted from the render's own event log (as salsa's
 //! tests assert what re-ran): for each case in `testdata/stepcache/`, a
 //! `script` of edits and renders, each render followed by the cache's log
-//! lines it must produce — `ran <package>#<step> <function>`,
+//! lines it must produce — `ran <package>#<step> <function>: <why>`,
 //! `replayed <package>#<step> <function>`, `replayed subtree <package>`.
 //!
 //! Every render renders a fresh copy of the case's tree (at a new path, so
