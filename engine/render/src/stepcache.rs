@@ -140,7 +140,7 @@ pub struct RenderCache {
 /// memos live in the process (`item_memo`, `file_memo`, the fixed
 /// points), so the record is read by the session's first render only, and
 /// written again only when a render learnt enough since it was read or
-/// last written ([`LEARNT_TO_SAVE`]).
+/// last written (under one entry per hundred is not enough).
 #[derive(Debug, Default)]
 pub struct MemoSession {
     /// Whether a render of this session has read the record.
