@@ -52,6 +52,10 @@ pub fn run(args: WatchArgs, mut ui: Ui) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.render.check {
+        eprintln!("Error: krmgraph watch renders in place after every change: --check is render's (krmgraph render --check) ");
+        return ExitCode::from(1);
+    }
     if args.render.output.as_deref().is_some_and(|o| !o.is_empty()) {
         eprintln!("Error: krmgraph watch renders in place: drop -o (krmgraph render -o writes elsewhere once) ");
         return ExitCode::from(1);

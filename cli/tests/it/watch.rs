@@ -291,17 +291,20 @@ fn bad_input_is_reported_leaves_the_files_and_the_next_edit_renders() {
 fn watch_refuses_output_elsewhere() {
     let work = tempfile::tempdir().unwrap();
     let watched = demo(work.path(), "watched");
-    let out = Command::new(krmgraph_bin())
-        .args(["watch", "-o", "stdout"])
-        .arg(&watched)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("krmgraph watch renders in place"),
-        "{stderr}"
-    );
+    for flags in [&["-o", "stdout"][..], &["--check"]] {
+        let out = Command::new(krmgraph_bin())
+            .arg("watch")
+            .args(flags)
+            .arg(&watched)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{flags:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("krmgraph watch renders in place"),
+            "{flags:?}: {stderr}"
+        );
+    }
     assert_eq!(
         read_tree(&watched),
         read_tree(&repo_root().join("testdata/demo"))
