@@ -419,7 +419,8 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         }),
         cache: None,
-        attribution: std::env::var_os("KPT_DISABLE_ATTRIBUTION").is_none(),
+        // `KPT_DISABLE_ATTRIBUTION`, read where the engine keeps it.
+        ..RenderOptions::default()
     };
     // Keys use the root's directory name, which `.` does not show.
     let root = krmgraph_render::absolute(&pkg);

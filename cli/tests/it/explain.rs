@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{copy_tree, krmgraph_bin, open_store, repo_root};
+use crate::util::{copy_tree, krmgraph_bin, remove_records, repo_root};
 
 /// One change and the lines `--explain` must print after it.
 struct Case {
@@ -22,16 +22,9 @@ fn replace(path: &Path, from: &str, to: &str) {
     std::fs::write(path, text.replacen(from, to, 1)).unwrap();
 }
 
-/// Removes every record of the kinds named `names`.
+/// Removes every record of the kinds named `names`, and the marks.
 fn forget(cache: &Path, names: &[&str]) {
-    use krmgraph_cache::Store;
-    let store = open_store(cache);
-    for (key, record) in store.steps().unwrap() {
-        if record.is_ok_and(|r| names.contains(&r.kind.name.as_str())) {
-            store.remove_step(&key).unwrap();
-        }
-    }
-    store.flush().unwrap();
+    remove_records(cache, names);
     let _ = std::fs::remove_file(cache.join("marks"));
 }
 

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::kpt_diff::{describe_difference, normalise, read_tree, Rendered};
-use crate::util::{copy_tree, krmgraph_bin, open_store, repo_root};
+use crate::util::{copy_tree, krmgraph_bin, open_store, remove_records, repo_root};
 
 /// One way to render: flags and environment.
 #[derive(Clone, Copy)]
@@ -316,17 +316,4 @@ fn count_records(cache: &Path, matches: impl Fn(&krmgraph_cache::RecordKind) -> 
         .filter_map(|(_, r)| r.ok())
         .filter(|r| matches(&r.kind))
         .count()
-}
-
-/// Removes the records of the kinds named `names` from the store at
-/// `cache`.
-fn remove_records(cache: &Path, names: &[&str]) {
-    use krmgraph_cache::Store;
-    let store = open_store(cache);
-    for (key, record) in store.steps().unwrap() {
-        if record.is_ok_and(|r| names.contains(&r.kind.name.as_str())) {
-            store.remove_step(&key).unwrap();
-        }
-    }
-    store.flush().unwrap();
 }

@@ -109,3 +109,16 @@ pub fn open_store(cache: &Path) -> krmgraph_cache::SledStore {
         }
     }
 }
+
+/// Removes the records of the kinds named `names` from the store at
+/// `cache`.
+pub fn remove_records(cache: &Path, names: &[&str]) {
+    use krmgraph_cache::Store;
+    let store = open_store(cache);
+    for (key, record) in store.steps().unwrap() {
+        if record.is_ok_and(|r| names.contains(&r.kind.name.as_str())) {
+            store.remove_step(&key).unwrap();
+        }
+    }
+    store.flush().unwrap();
+}
