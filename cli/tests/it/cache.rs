@@ -581,19 +581,19 @@ fn cache_command_shows_gcs_and_clears() {
     // An exact record, a fixed point, a record per step (3) and per
     // subtree (3), the two subpackages' again under the keys of their
     // files as written (the render rewrote them), the item memo the
-    // next render starts from, and where each step ran (3 slots, for
-    // --explain).
+    // next render starts from, where each step ran (3 slots, for
+    // --explain) and the files the render left (for --explain).
     let stats = cache_cmd(&["stats"]);
-    assert_eq!(records(&stats), 14);
+    assert_eq!(records(&stats), 15);
     assert!(
-        stats.contains("  slot v1") && stats.contains("  step v1"),
+        stats.contains("  slot v2") && stats.contains("  step v1") && stats.contains("  left v1"),
         "{stats}"
     );
     assert!(cache_cmd(&["verify"]).contains("checked"));
     cache_cmd(&["gc", "--max-size", "1"]);
     assert_eq!(records(&cache_cmd(&["stats"])), 0);
     render(&tmp.path().join("c2"), &src, Some(&cache), &counter, &[]);
-    assert_eq!(records(&cache_cmd(&["stats"])), 14);
+    assert_eq!(records(&cache_cmd(&["stats"])), 15);
     std::fs::write(cache.join("marks"), "damaged").unwrap();
     assert!(cache_cmd(&["verify"]).contains("removed the damaged marks file"));
     assert!(!cache.join("marks").exists());

@@ -47,8 +47,22 @@ const CASES: &[Case] = &[
         change: |dir| replace(&dir.join("sub/cm.yaml"), "k: v", "k: edited"),
         args: &[],
         expected: &[
-            "[EXPLAIN] tree/sub mutator[0] gcr.io/kpt-fn/set-annotations:v0.1.4 ran: input changed",
-            "[EXPLAIN] tree mutator[0] gcr.io/kpt-fn/set-annotations:v0.1.4 ran: input changed",
+            "[EXPLAIN] tree/sub mutator[0] gcr.io/kpt-fn/set-annotations:v0.1.4 ran: input changed: sub/cm.yaml",
+            "[EXPLAIN] tree mutator[0] gcr.io/kpt-fn/set-annotations:v0.1.4 ran: input changed: the output of sub/",
+            "[EXPLAIN] tree mutator[1] ./chatty.sh ran: input changed: the output of sub/",
+        ],
+    },
+    Case {
+        what: "a file added and a file deleted",
+        change: |dir| {
+            let text = std::fs::read_to_string(dir.join("sub/cm.yaml")).unwrap();
+            std::fs::write(dir.join("sub/cm2.yaml"), text.replace("name: cm", "name: cm2")).unwrap();
+            std::fs::rename(dir.join("bucket.yaml"), dir.join("moved.yaml")).unwrap();
+        },
+        args: &[],
+        expected: &[
+            "[EXPLAIN] tree/sub mutator[0] gcr.io/kpt-fn/set-annotations:v0.1.4 ran: input changed: sub/cm2.yaml (new)",
+            "[EXPLAIN] tree mutator[0] gcr.io/kpt-fn/set-annotations:v0.1.4 ran: input changed: the output of sub/, moved.yaml (new), bucket.yaml (deleted)",
         ],
     },
     Case {
@@ -64,7 +78,8 @@ const CASES: &[Case] = &[
         args: &[],
         expected: &[
             "[EXPLAIN] tree/sub replayed whole: nothing under it changed",
-            "[EXPLAIN] tree mutator[0] gcr.io/kpt-fn/set-annotations:v0.1.4 ran: function config changed; input changed",
+            "[EXPLAIN] tree mutator[0] gcr.io/kpt-fn/set-annotations:v0.1.4 ran: function config changed: configMap, functionConfig; input changed: Kptfile",
+            "[EXPLAIN] tree mutator[1] ./chatty.sh ran: input changed: Kptfile",
         ],
     },
     Case {

@@ -169,7 +169,7 @@ impl Hydrator<'_> {
         let mut queue = std::collections::VecDeque::from([root]);
         while let Some(pkg) = queue.pop_front() {
             self.packages += 1;
-            let resources = self.local_resources(&pkg)?;
+            let (resources, _) = self.local_resources(&pkg)?;
             let mut children = Vec::new();
             for sub_dir in direct_subpackages(&pkg.dir)? {
                 queue.push_back(Package::load(&sub_dir, self.root_parent())?);

@@ -235,7 +235,8 @@ impl Cached {
             }
             settled_subtrees::record(self.store.as_ref(), &root, options, &self.before, &after)
         };
-        if let Err(e) = recorded.and_then(subtrees) {
+        let left = |n| crate::explain::record_left(self.store.as_ref(), &root, &after).map(|()| n);
+        if let Err(e) = recorded.and_then(subtrees).and_then(left) {
             warn(
                 reporter,
                 format!("could not record the render in the cache: {e}"),

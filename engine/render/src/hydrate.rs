@@ -14,6 +14,7 @@
 //! by its input (a hit replays the step without running it); what runs is
 //! recorded, its events and results captured as they are reported.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -22,7 +23,7 @@ use rayon::prelude::*;
 
 use super::blocks;
 use super::codec::Log;
-use super::stepcache::{push_part, Blob, Part, Resources, Role, StepCache, SubtreeRun};
+use super::stepcache::{push_part, Blob, Part, Resources, Role, StepCache, StepInputs, SubtreeRun};
 use super::RenderError;
 use krmgraph_fn::event::{CacheEvent, Event, RecordingReporter, Reporter};
 use krmgraph_fn::select::{merge_with_input, select, set_resource_ids};
@@ -182,12 +183,12 @@ impl<'a> Hydrator<'a> {
                 rendered.push(self.join(run, ctx)?);
             }
         } else {
-            for sub_dir in subs {
-                let sub = Package::load(&sub_dir, &self.root_parent)?;
+            for sub_dir in &subs {
+                let sub = Package::load(sub_dir, &self.root_parent)?;
                 rendered.push(self.hydrate_subtree(&sub, ctx)?);
             }
         }
-        let local = self.local_resources(pkg)?;
+        let (local, files) = self.local_resources(pkg)?;
         let local_blob = self.cache.and_then(|c| c.digest_of(&local));
         rendered.push(Resources::of_nodes(local, local_blob));
         let digest = rendered
@@ -195,11 +196,23 @@ impl<'a> Hydrator<'a> {
             .map(|r| r.blob.map(|b| b.digest()))
             .collect::<Option<Vec<_>>>()
             .map(|parts| StepCache::combine(&parts));
+        let names = InputNames {
+            files,
+            subpackages: subs
+                .iter()
+                .zip(&rendered)
+                .filter_map(|(dir, r)| {
+                    let rel = krmgraph_package::display_path(dir, &self.root_dir);
+                    Some((rel, r.blob?.digest()))
+                })
+                .collect(),
+            changed: RefCell::new(None),
+        };
         let mut input = Vec::new();
         for part in rendered.into_iter().flat_map(|r| r.parts) {
             push_part(&mut input, part);
         }
-        self.pipeline(pkg, input, digest, ctx)
+        self.pipeline(pkg, input, digest, Some(&names), ctx)
     }
 
     /// The order in which to start the subtrees at `subs` (indices): those
@@ -312,10 +325,15 @@ impl<'a> Hydrator<'a> {
         &self.root_parent
     }
 
-    /// `pkg`'s own resources, recording the files they came from.
-    pub(super) fn local_resources(&mut self, pkg: &Package) -> Result<Vec<Node>, RenderError> {
+    /// `pkg`'s own resources and the files they came from (root-relative,
+    /// each once), recording the files.
+    pub(super) fn local_resources(
+        &mut self,
+        pkg: &Package,
+    ) -> Result<(Vec<Node>, Vec<String>), RenderError> {
         let resources = read_local(pkg)?;
         let rel_pkg = krmgraph_package::display_path(&pkg.dir, &self.root_dir);
+        let mut files: Vec<String> = Vec::new();
         for r in &resources {
             let path = krmgraph_kyaml::krm::path_of(r);
             let joined = if rel_pkg.is_empty() {
@@ -323,9 +341,14 @@ impl<'a> Hydrator<'a> {
             } else {
                 format!("{rel_pkg}/{path}")
             };
-            self.input_files.insert(clean_path(&joined));
+            let file = clean_path(&joined);
+            // A file's resources are read one after another.
+            if files.last() != Some(&file) {
+                files.push(file.clone());
+            }
+            self.input_files.insert(file);
         }
-        Ok(resources)
+        Ok((resources, files))
     }
 
     /// kpt's `runPipeline`: mutators, then validators on copies.
@@ -339,17 +362,19 @@ impl<'a> Hydrator<'a> {
             .cache
             .and_then(|c| c.digest_of(&input))
             .map(|b| b.digest());
-        let output = self.pipeline(pkg, vec![Part::Nodes(input)], digest, ctx)?;
+        let output = self.pipeline(pkg, vec![Part::Nodes(input)], digest, None, ctx)?;
         self.nodes_of(output.parts)
     }
 
     /// [`Hydrator::run_pipeline`] on an input whose digest is known (when
     /// the render has a step cache).
+    /// `names`: the input by name, for `--explain`.
     fn pipeline(
         &mut self,
         pkg: &Package,
         input: Vec<Part>,
         digest: Option<Digest>,
+        names: Option<&InputNames>,
         ctx: &mut RunContext,
     ) -> Result<Resources, RenderError> {
         ctx.reporter.report(&Event::PackageStarted {
@@ -376,7 +401,7 @@ impl<'a> Hydrator<'a> {
         if let Some(cache) = self.cache {
             cache.memos_loaded();
         }
-        let (mut output, blob) = self.run_mutators(pkg, input, digest, ctx)?;
+        let (mut output, blob) = self.run_mutators(pkg, input, digest, names, ctx)?;
         // Validators see the mutators' output: without mutators, the input.
         let digest = if pipeline.mutators.is_empty() {
             digest
@@ -385,7 +410,7 @@ impl<'a> Hydrator<'a> {
         };
         if !pipeline.validators.is_empty() {
             let nodes = self.nodes_of(output)?;
-            self.run_validators(pkg, &nodes, digest, ctx)?;
+            self.run_validators(pkg, &nodes, digest, names, ctx)?;
             output = vec![Part::Nodes(nodes)];
         }
         ctx.reporter.report(&Event::PackageFinished);
@@ -402,6 +427,7 @@ impl<'a> Hydrator<'a> {
         pkg: &Package,
         mut input: Vec<Part>,
         mut digest: Option<Digest>,
+        names: Option<&InputNames>,
         ctx: &mut RunContext,
     ) -> Result<(Vec<Part>, Option<Blob>), RenderError> {
         let functions = &pkg.kptfile.pipeline.mutators;
@@ -418,6 +444,7 @@ impl<'a> Hydrator<'a> {
                 role: Role::Mutator,
                 f,
                 runner,
+                names,
             };
             let (output, out_blob) = self.step(&step, digest, ctx, |h, ctx| {
                 h.run_mutator(&step, input, ctx).map(Some)
@@ -503,6 +530,7 @@ impl<'a> Hydrator<'a> {
         pkg: &Package,
         input: &[Node],
         digest: Option<Digest>,
+        names: Option<&InputNames>,
         ctx: &mut RunContext,
     ) -> Result<(), RenderError> {
         if input.is_empty() {
@@ -518,6 +546,7 @@ impl<'a> Hydrator<'a> {
                 role: Role::Validator,
                 f,
                 runner: &runner,
+                names,
             };
             self.step(&step, digest, ctx, |h, ctx| {
                 let selected = select(input, &f.selectors, &f.exclusions);
@@ -556,9 +585,7 @@ impl<'a> Hydrator<'a> {
             });
         }
         let reason = match &inputs {
-            Some(inputs) => {
-                cache.explain_miss(&cache.slot_key(&step.pkg.display_path, step.index), inputs)
-            }
+            Some(inputs) => step.explain_miss(cache, inputs),
             None => "not keyed: its function's identity or its input is known only once it runs"
                 .to_string(),
         };
@@ -596,9 +623,38 @@ struct Step<'s> {
     role: Role,
     f: &'s Function,
     runner: &'s FunctionRunner,
+    /// Its package's input by name (depth-first), for `--explain`.
+    names: Option<&'s InputNames>,
+}
+
+/// A package's pipeline input by name: what `--explain` names when the
+/// first step's input changed.
+struct InputNames {
+    /// Its resource files, root-relative.
+    files: Vec<String>,
+    /// Its subpackages (root-relative) and their output digests.
+    subpackages: Vec<(String, Digest)>,
+    /// What the first step found changed, said again by later steps.
+    changed: RefCell<Option<String>>,
 }
 
 impl Step<'_> {
+    /// Why the step runs although its key's inputs are `inputs`.
+    fn explain_miss(&self, cache: &StepCache, inputs: &StepInputs) -> String {
+        let slot = cache.slot_key(&self.pkg.display_path, self.index);
+        let first = self.index == 0;
+        let input = self
+            .names
+            .filter(|_| first)
+            .and_then(|n| cache.input_names(&n.files, &n.subpackages));
+        let mut earlier = self.names.and_then(|n| n.changed.borrow().clone());
+        let reason = cache.explain_miss(&slot, inputs, (self.f, self.runner), input, &mut earlier);
+        if let Some(names) = self.names.filter(|_| first) {
+            *names.changed.borrow_mut() = earlier;
+        }
+        reason
+    }
+
     /// The cache event of running the step (with why) or replaying it
     /// (`None`).
     fn event(&self, ran_because: Option<String>) -> Event {

@@ -24,6 +24,7 @@ mod blocks;
 pub mod cache;
 mod codec;
 pub mod eval;
+mod explain;
 pub(crate) mod finish;
 pub mod graph;
 mod hydrate;

@@ -51,6 +51,7 @@ use std::sync::{Arc, Mutex};
 use krmgraph_cache::{Digest, Output as BlobRef, RecordKind, StepRecord, Store};
 
 use super::codec::{self, Log, Root};
+use super::explain::{self, Names, Slot};
 use super::shortcut::{is_kptfile, Entry, Hasher, Identities, Snapshot};
 use super::{inputs, RenderOptions};
 use krmgraph_fn::builtin::fixed_point;
@@ -64,7 +65,7 @@ use krmgraph_yaml::Node;
 /// The key schema: bump it when what a step or subtree key covers, or what
 /// its record holds, changes, or when krmgraph renders some input
 /// differently (v2: a mutator writing nothing fails).
-const KEY_SCHEMA: &str = "krmgraph step cache v2";
+pub(super) const KEY_SCHEMA: &str = "krmgraph step cache v2";
 
 /// The kinds of record a render keeps, each with the version of its
 /// format. A record of another kind or version under a key is a miss (and
@@ -104,7 +105,11 @@ pub(crate) mod kinds {
     /// What the key of the step at a place in the tree covered the last
     /// time it ran (`--explain`).
     pub fn slot() -> RecordKind {
-        RecordKind::new("slot", 1)
+        RecordKind::new("slot", 2)
+    }
+    /// The files the last in-place render of a tree left (`--explain`).
+    pub fn left() -> RecordKind {
+        RecordKind::new("left", 1)
     }
 }
 
@@ -348,6 +353,8 @@ pub(super) struct StepCache<'a> {
     memo_loader: Mutex<Option<std::thread::JoinHandle<usize>>>,
     /// The session's use of the memos' record.
     memos: &'a MemoSession,
+    /// The files the last in-place render left, read at the first miss.
+    left: std::sync::OnceLock<Option<BTreeMap<String, Digest>>>,
 }
 
 impl<'a> StepCache<'a> {
@@ -406,6 +413,7 @@ impl<'a> StepCache<'a> {
             mismatch: Mutex::default(),
             memo_loader: Mutex::new(memo_loader),
             memos: &cache.memos,
+            left: Default::default(),
         }
     }
 
@@ -633,7 +641,7 @@ impl<'a> StepCache<'a> {
     }
 
     /// What the key of a step covers, in the parts a miss is explained by
-    /// ([`StepInputs::why_not`]).
+    /// ([`Slot::why_not`]).
     pub fn step_inputs(
         &self,
         role: Role,
@@ -666,26 +674,64 @@ impl<'a> StepCache<'a> {
         })
     }
 
-    /// Why the step in `slot` runs although the inputs are `now`: what
-    /// differs from the last time it ran in this tree, as recorded under
-    /// its slot key. Records `now` there for the next render.
-    pub fn explain_miss(&self, slot: &Digest, now: &StepInputs) -> String {
+    /// Why the step in `slot` runs although its key's inputs are `now`:
+    /// what differs from the last time it ran in this tree, as recorded
+    /// under its slot key. Records what it covers now there for the next
+    /// render. `input`: the names of the step's input (a package's first
+    /// step); `earlier`: what an earlier step of the package found changed.
+    pub fn explain_miss(
+        &self,
+        slot: &Digest,
+        now: &StepInputs,
+        step: (&Function, &FunctionRunner),
+        input: Option<Names>,
+        earlier: &mut Option<String>,
+    ) -> String {
         if self.verify {
             return "cache bypassed (--verify)".into();
         }
+        let now = Slot {
+            inputs: *now,
+            config: explain::config_names(step.0, step.1, &self.root),
+            input,
+        };
         let before = self
             .on(self.store.peek_step(slot))
             .flatten()
             .filter(|r| r.kind == kinds::slot())
-            .and_then(|r| StepInputs::decode(&r.meta));
+            .and_then(|r| Slot::decode(&r.meta))
+            .map(|slot| {
+                slot.as_left(
+                    self.left
+                        .get_or_init(|| explain::load_left(self.store, &self.root_dir))
+                        .as_ref(),
+                )
+            });
         self.on(self.store.put_step(
             slot,
             &StepRecord::new(kinds::slot(), Vec::new(), now.encode()),
         ));
         match before {
             None => "no earlier record of this step (its first render)".into(),
-            Some(before) => now.why_not(&before),
+            Some(before) => now.why_not(&before, earlier),
         }
+    }
+
+    /// The names of a package's first step's input: its subpackages
+    /// (root-relative directories) with their output digests, and its
+    /// resource files (`files`, root-relative) with their bytes' digests.
+    /// `None` when the tree was not read (breadth-first).
+    pub fn input_names(&self, files: &[String], subpackages: &[(String, Digest)]) -> Option<Names> {
+        let keys = self.files.as_ref()?;
+        // In the order the input digest combines them.
+        let subpackages = subpackages
+            .iter()
+            .map(|(dir, digest)| (format!("the output of {dir}/"), *digest));
+        let files = files.iter().filter_map(|path| match keys.get(path) {
+            Some(FileKey::Bytes(digest)) => Some((path.clone(), *digest)),
+            _ => None,
+        });
+        Some(Names(subpackages.chain(files).collect()))
     }
 
     /// The slot key of a step: its place in the tree (package, position),
@@ -1095,13 +1141,26 @@ fn output<'h>(hit: &'h krmgraph_cache::Hit, name: &str) -> Option<(&'h BlobRef, 
 /// functionConfig) and its input resources.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StepInputs {
-    base: Digest,
-    function: Digest,
-    config: Digest,
-    input: Digest,
+    pub(super) base: Digest,
+    pub(super) function: Digest,
+    pub(super) config: Digest,
+    pub(super) input: Digest,
 }
 
 impl StepInputs {
+    /// The length of [`StepInputs::encode`]'s bytes.
+    pub(super) const ENCODED_LEN: usize = 128;
+
+    #[cfg(test)]
+    pub(super) fn new(base: Digest, function: Digest, config: Digest, input: Digest) -> Self {
+        StepInputs {
+            base,
+            function,
+            config,
+            input,
+        }
+    }
+
     /// The step key.
     pub fn key(&self) -> Digest {
         let mut h = Hasher::default();
@@ -1112,48 +1171,26 @@ impl StepInputs {
         Digest::from(h.0.finalize())
     }
 
-    fn encode(&self) -> Vec<u8> {
+    pub(super) fn encode(&self) -> Vec<u8> {
         [&self.base, &self.function, &self.config, &self.input]
             .iter()
             .flat_map(|d| *d.as_bytes())
             .collect()
     }
 
-    fn decode(bytes: &[u8]) -> Option<StepInputs> {
+    pub(super) fn decode(bytes: &[u8]) -> Option<StepInputs> {
         let part = |i: usize| -> Option<Digest> {
             Some(Digest::from_bytes(
                 bytes.get(i * 32..(i + 1) * 32)?.try_into().ok()?,
             ))
         };
-        (bytes.len() == 128).then_some(())?;
+        (bytes.len() == Self::ENCODED_LEN).then_some(())?;
         Some(StepInputs {
             base: part(0)?,
             function: part(1)?,
             config: part(2)?,
             input: part(3)?,
         })
-    }
-
-    /// What differs from `before`, as `--explain` says it.
-    fn why_not(&self, before: &StepInputs) -> String {
-        let mut changed = Vec::new();
-        if self.base != before.base {
-            changed.push("render flags or environment changed");
-        }
-        if self.function != before.function {
-            changed.push("function changed (image, exec program or built-in version)");
-        }
-        if self.config != before.config {
-            changed.push("function config changed");
-        }
-        if self.input != before.input {
-            changed.push("input changed");
-        }
-        if changed.is_empty() {
-            return "its record is gone or unusable (evicted, damaged or of another version)"
-                .into();
-        }
-        changed.join("; ")
     }
 }
 
