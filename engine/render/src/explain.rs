@@ -182,7 +182,7 @@ impl Slot {
 
     /// `self` with each file's digest replaced by what the last in-place
     /// render left (`left`), where it left that file.
-    pub fn as_left(mut self, left: Option<&BTreeMap<String, Digest>>) -> Slot {
+    pub fn with_left(mut self, left: Option<&BTreeMap<String, Digest>>) -> Slot {
         if let (Some(left), Some(input)) = (left, self.input.as_mut()) {
             for (name, digest) in &mut input.0 {
                 if let Some(was) = left.get(name) {

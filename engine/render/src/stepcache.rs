@@ -701,7 +701,7 @@ impl<'a> StepCache<'a> {
             .filter(|r| r.kind == kinds::slot())
             .and_then(|r| Slot::decode(&r.meta))
             .map(|slot| {
-                slot.as_left(
+                slot.with_left(
                     self.left
                         .get_or_init(|| explain::load_left(self.store, &self.root_dir))
                         .as_ref(),
