@@ -228,7 +228,7 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
     };
     let store = SledStore::open_default(args.cache_dir.as_deref()).map(Arc::new);
     let dyn_store = store.as_ref().ok().map(|s| s.clone() as Arc<dyn Store>);
-    let g = match graph::build(&pkg, effective, &options, dyn_store) {
+    let mut g = match graph::build(&pkg, effective, &options, dyn_store) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("Error: {e} ");
@@ -247,11 +247,17 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
             allowed.runner.allow_exec = true;
             format!(
                 "{} without --allow-exec (which a render of this tree needs: it has exec: functions); with --allow-exec: {}",
-                cache_state(&pkg, &options, store),
-                cache_state(&pkg, &allowed, store)
+                cache_state(&pkg, &options, store).0,
+                cache_state(&pkg, &allowed, store).0
             )
         }
-        Ok(store) => cache_state(&pkg, &options, store),
+        Ok(store) => {
+            let (state, hit) = cache_state(&pkg, &options, store);
+            if hit {
+                graph::replayed_whole(&mut g);
+            }
+            state
+        }
         Err(e) => format!("unavailable ({e})"),
     };
     let text = match args.format {
@@ -263,24 +269,28 @@ pub fn graph(args: crate::args::GraphArgs) -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
-/// Whether the cache holds a render of this tree, without touching it.
-fn cache_state(pkg: &Path, options: &RenderOptions, store: &SledStore) -> String {
+/// Whether the cache holds a render of this tree, without touching it:
+/// the state as the graph prints it, and whether a render is replayed
+/// whole.
+fn cache_state(pkg: &Path, options: &RenderOptions, store: &SledStore) -> (String, bool) {
     let key = Snapshot::read(pkg)
         .ok()
         .and_then(|s| shortcut::render_key(&s, pkg, options));
     let Some(key) = key else {
-        return "not cacheable".into();
+        return ("not cacheable".into(), false);
     };
     let short = key.short_hex(12);
     match shortcut::state(store, &key) {
-        Ok(Some(shortcut::Recorded::Exact)) => {
-            format!("hit: a render of this tree is recorded ({short})")
-        }
-        Ok(Some(shortcut::Recorded::FixedPoint)) => {
-            format!("hit: this tree is a render's fixed point ({short})")
-        }
-        Ok(None) => format!("miss ({short})"),
-        Err(e) => format!("unavailable ({e})"),
+        Ok(Some(shortcut::Recorded::Exact)) => (
+            format!("hit: a render of this tree is recorded ({short})"),
+            true,
+        ),
+        Ok(Some(shortcut::Recorded::FixedPoint)) => (
+            format!("hit: this tree is a render's fixed point ({short})"),
+            true,
+        ),
+        Ok(None) => (format!("miss ({short})"), false),
+        Err(e) => (format!("unavailable ({e})"), false),
     }
 }
 

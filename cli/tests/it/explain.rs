@@ -176,3 +176,86 @@ fn explain_says_why_each_step_ran() {
         .filter(|l| l.contains(" ran: ") && !l.starts_with("[EXPLAIN] nothing ran"));
     assert_eq!(steps_ran.count(), 0, "{stderr}");
 }
+
+/// `krmgraph graph`'s column for each step, as `(label, state)` in order.
+fn predicted(dir: &Path, cache: &Path) -> Vec<(String, String)> {
+    let out = Command::new(krmgraph_bin())
+        .current_dir(dir)
+        .args(["graph", "--allow-exec", "."])
+        .env("KRMGRAPH_CACHE_DIR", cache)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let columns = regex::Regex::new(
+        r"^#\d+ +[0-9a-f]{12}  (cached |runs   |may run|-      )  (.*?)(  <-.*|  \(.*)?$",
+    )
+    .unwrap();
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let c = columns
+                .captures(l)
+                .unwrap_or_else(|| panic!("{l:?} in\n{text}"));
+            let label = c[2].to_string();
+            (!label.starts_with("package ")).then(|| (label, c[1].trim().to_string()))
+        })
+        .collect()
+}
+
+/// The graph's column agrees with the render that follows: a step it
+/// calls cached does not run, one it says runs does, and "may run" is
+/// what it says when it cannot know (an input from something that runs).
+#[test]
+fn graph_predicts_what_a_render_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("tree");
+    let cache = tmp.path().join("cache");
+    copy_tree(&repo_root().join("testdata/keys/tree"), &dir).unwrap();
+    // Twice: the first render rewrites the files (quoting), the second
+    // leaves the tree as kpt's format keeps it.
+    render(&dir, &cache, &[]);
+    render(&dir, &cache, &[]);
+    let all_cached = predicted(&dir, &cache);
+    assert!(
+        all_cached.iter().all(|(_, s)| s == "cached"),
+        "{all_cached:?}"
+    );
+    // (After the config change the render rewrote the root's files, so
+    // its first step reads what it has not read before, and runs again.)
+    type Change = fn(&Path);
+    let changes: [(&str, Change, &[&str]); 3] = [
+        (
+            "a leaf file",
+            |d| replace(&d.join("sub/cm.yaml"), "k: v", "k: edited"),
+            &["runs", "may run", "may run"],
+        ),
+        (
+            "the root's config",
+            |d| replace(&d.join("Kptfile"), "owner: root", "owner: top"),
+            &["cached", "runs", "may run"],
+        ),
+        (
+            "the exec program",
+            |d| replace(&d.join("chatty.sh"), "cat\n", "cat\n# edited\n"),
+            &["cached", "runs", "may run"],
+        ),
+    ];
+    for (what, change, expected) in changes {
+        change(&dir);
+        let states = predicted(&dir, &cache);
+        let got: Vec<&str> = states.iter().map(|(_, s)| s.as_str()).collect();
+        assert_eq!(got, expected, "{what}: {states:?}");
+        let stderr = render(&dir, &cache, &[]);
+        for (label, state) in &states {
+            let ran = stderr
+                .lines()
+                .any(|l| l.starts_with(&format!("[EXPLAIN] {label} ran: ")));
+            match state.as_str() {
+                "cached" => assert!(!ran, "{what}: {label} ran:\n{stderr}"),
+                "runs" => assert!(ran, "{what}: {label} did not run:\n{stderr}"),
+                _ => {}
+            }
+        }
+    }
+}

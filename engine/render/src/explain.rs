@@ -36,7 +36,7 @@ pub(super) struct Names(pub Vec<(String, Digest)>);
 impl Names {
     /// What differs from `before`: changed names, then new and deleted
     /// ones, each said once.
-    fn changes(&self, before: &Names) -> Vec<String> {
+    pub fn changes(&self, before: &Names) -> Vec<String> {
         let old: std::collections::HashMap<&str, &Digest> =
             before.0.iter().map(|(n, d)| (n.as_str(), d)).collect();
         let now: std::collections::HashSet<&str> = self.0.iter().map(|(n, _)| n.as_str()).collect();

@@ -22,10 +22,13 @@ use std::sync::Arc;
 
 use krmgraph_cache::{MemoryStore, Store};
 
+use super::hydrate::{files_of, read_local};
+use super::predict::{self, Feed, Prediction, Verdict};
 use super::shortcut::{function_identity, Entry, Hasher, Snapshot};
-use super::stepcache::{RenderCache, StepCache};
+use super::stepcache::{RenderCache, Role, StepCache};
 use super::{Order, RenderError, RenderOptions};
-use krmgraph_fn::{exec, RunnerOptions};
+use krmgraph_cache::Digest;
+use krmgraph_fn::{exec, FunctionRunner, RunnerOptions};
 use krmgraph_package::kptfile::Function;
 use krmgraph_package::{direct_subpackages, Package};
 
@@ -62,6 +65,8 @@ pub enum GraphNode {
         /// unknown before it runs, so a render runs it uncached), or why a
         /// render would refuse it with these flags.
         unkeyed: Option<String>,
+        /// What a render would do with it (depth-first, with a store).
+        state: Option<Prediction>,
     },
 }
 
@@ -128,7 +133,7 @@ pub fn build(
     let root_pkg = Package::load(root, &root_parent)?;
     match order {
         Order::DepthFirst => {
-            builder.dfs(&root_pkg, &root_parent)?;
+            builder.dfs(&root_pkg, &root_parent, false)?;
         }
         Order::BreadthFirst => builder.bfs(root_pkg, &root_parent)?,
     }
@@ -136,6 +141,16 @@ pub fn build(
         graph: builder.graph,
         order: builder.order,
     })
+}
+
+/// What a depth-first build knows of a package's place, for predictions.
+struct Predicting {
+    /// A recorded subtree holds the package.
+    covered: bool,
+    /// Its subpackages (root-relative) and their predicted outputs.
+    subpackages: Vec<(String, Option<Digest>)>,
+    /// Set by [`Builder::package`]: its last mutator's predicted output.
+    output: Option<Digest>,
 }
 
 struct Builder<'c> {
@@ -149,14 +164,35 @@ struct Builder<'c> {
 }
 
 impl Builder<'_> {
-    /// Adds `pkg`'s subtree depth-first; returns its package node.
-    fn dfs(&mut self, pkg: &Package, root_parent: &Path) -> Result<NodeIndex, RenderError> {
+    /// Adds `pkg`'s subtree depth-first (`covered`: a recorded subtree
+    /// holds it); returns its package node and, when a render would
+    /// replay it, its output digest.
+    fn dfs(
+        &mut self,
+        pkg: &Package,
+        root_parent: &Path,
+        covered: bool,
+    ) -> Result<(NodeIndex, Option<Digest>), RenderError> {
+        let key = self.subtrees.subtree_key(pkg);
+        let recorded = match (key, self.store) {
+            (Some(key), Some(_)) => self.subtrees.recorded_subtree(&key),
+            _ => None,
+        };
         let mut inputs = Vec::new();
+        let mut outputs = Vec::new();
         for dir in direct_subpackages(&pkg.dir)? {
             let sub = Package::load(&dir, root_parent)?;
-            inputs.push(self.dfs(&sub, root_parent)?);
+            let (node, output) = self.dfs(&sub, root_parent, covered || recorded.is_some())?;
+            inputs.push(node);
+            outputs.push((krmgraph_package::display_path(&dir, &self.root), output));
         }
-        Ok(self.package(pkg, &inputs))
+        let mut feed = Predicting {
+            covered: covered || recorded.is_some(),
+            subpackages: outputs,
+            output: None,
+        };
+        let node = self.package(pkg, &inputs, Some(&mut feed));
+        Ok((node, recorded.or(feed.output)))
     }
 
     /// Adds every package level by level.
@@ -164,7 +200,7 @@ impl Builder<'_> {
         let mut queue = std::collections::VecDeque::from([(root, None)]);
         while let Some((pkg, parent)) = queue.pop_front() {
             let inputs: Vec<NodeIndex> = parent.into_iter().collect();
-            let node = self.package(&pkg, &inputs);
+            let node = self.package(&pkg, &inputs, None);
             for dir in direct_subpackages(&pkg.dir)? {
                 queue.push_back((Package::load(&dir, root_parent)?, Some(node)));
             }
@@ -172,8 +208,15 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// Adds `pkg`'s steps and package node, the first fed by `inputs`.
-    fn package(&mut self, pkg: &Package, inputs: &[NodeIndex]) -> NodeIndex {
+    /// Adds `pkg`'s steps and package node, the first fed by `inputs`;
+    /// with `predicting` (depth-first), says what a render would do with
+    /// each step.
+    fn package(
+        &mut self,
+        pkg: &Package,
+        inputs: &[NodeIndex],
+        predicting: Option<&mut Predicting>,
+    ) -> NodeIndex {
         let (key, recorded) = match self.subtrees.subtree_key(pkg) {
             Some(key) => {
                 let recorded = self.store.map(|s| s.contains(&key).unwrap_or(false));
@@ -181,13 +224,23 @@ impl Builder<'_> {
             }
             None => (self.subtree_key(&pkg.dir), None),
         };
+        let files = match predicting.as_deref() {
+            Some(p) if !p.covered && self.store.is_some() => read_local(pkg)
+                .map(|resources| files_of(pkg, &self.root, &resources))
+                .ok(),
+            _ => None,
+        };
         let pipeline = &pkg.kptfile.pipeline;
+        let mutators = pipeline.mutators.len();
         let steps = pipeline
             .mutators
             .iter()
             .map(|f| ("mutator", f))
             .chain(pipeline.validators.iter().map(|f| ("validator", f)));
         let mut previous: Vec<NodeIndex> = inputs.to_vec();
+        // The last mutator's label and predicted output, for the steps
+        // after it.
+        let mut last: Option<(String, Option<Digest>)> = None;
         for (index, (role, f)) in steps.enumerate() {
             let function = if f.exec.is_empty() {
                 f.image.clone()
@@ -201,6 +254,26 @@ impl Builder<'_> {
             h.field(identity.as_deref().unwrap_or_default());
             h.field(function.as_bytes());
             let unkeyed = why_unkeyed(f, &self.runner, identity.is_some());
+            let state = predicting.as_deref().map(|p| {
+                let (role, label) = match index < mutators {
+                    true => (Role::Mutator, format!("mutator[{index}]")),
+                    false => (Role::Validator, format!("validator[{index}]")),
+                };
+                let state = self.predict(
+                    pkg,
+                    p,
+                    index,
+                    role,
+                    f,
+                    unkeyed.as_deref(),
+                    files.as_deref(),
+                    &last,
+                );
+                if role == Role::Mutator {
+                    last = Some((label, state.1));
+                }
+                state.0
+            });
             let step = self.add(GraphNode::Step {
                 package: pkg.display_path.clone(),
                 role,
@@ -209,11 +282,15 @@ impl Builder<'_> {
                 exec: !f.exec.is_empty(),
                 key: h.0.finalize().to_hex().to_string(),
                 unkeyed,
+                state,
             });
             for p in previous.drain(..) {
                 self.graph.add_edge(p, step, ());
             }
             previous.push(step);
+        }
+        if let Some(p) = predicting {
+            p.output = last.and_then(|(_, output)| output);
         }
         let node = self.add(GraphNode::Package {
             path: pkg.display_path.clone(),
@@ -224,6 +301,58 @@ impl Builder<'_> {
             self.graph.add_edge(p, node, ());
         }
         node
+    }
+
+    /// What a depth-first render would do with the step at `index` of
+    /// `pkg`, and its output digest when it is cached.
+    #[allow(clippy::too_many_arguments)] // the step and what feeds it
+    fn predict(
+        &self,
+        pkg: &Package,
+        p: &Predicting,
+        index: usize,
+        role: Role,
+        f: &Function,
+        unkeyed: Option<&str>,
+        files: Option<&[String]>,
+        last: &Option<(String, Option<Digest>)>,
+    ) -> (Prediction, Option<Digest>) {
+        let said = |verdict, why: &str| Prediction {
+            verdict,
+            why: why.to_string(),
+        };
+        if p.covered {
+            let why = "a recorded subtree holds it";
+            return (said(Verdict::Cached, why), None);
+        }
+        if let Some(why) = unkeyed {
+            return (said(Verdict::Runs, why), None);
+        }
+        let runner = match FunctionRunner::new(f, &pkg.dir, &self.runner) {
+            Ok(runner) => runner,
+            Err(e) => return (said(Verdict::Runs, &e.to_string()), None),
+        };
+        let Some(files) = files else {
+            let why = "its package's resources do not read";
+            return (said(Verdict::MayRun, why), None);
+        };
+        let feed = match last {
+            None => Feed::First {
+                subpackages: &p.subpackages,
+                files,
+            },
+            Some((label, output)) => Feed::After {
+                label: label.clone(),
+                output: *output,
+            },
+        };
+        predict::step(
+            self.subtrees,
+            (&pkg.display_path, index),
+            role,
+            (f, &runner),
+            feed,
+        )
     }
 
     fn add(&mut self, node: GraphNode) -> NodeIndex {
@@ -287,8 +416,37 @@ fn why_unkeyed(f: &Function, runner: &RunnerOptions, keyed: bool) -> Option<Stri
     })
 }
 
+/// Marks every node of `g` as a render that is replayed whole would: all
+/// cached.
+pub fn replayed_whole(g: &mut RenderGraph) {
+    for node in g.graph.node_weights_mut() {
+        match node {
+            GraphNode::Package { recorded, .. } => *recorded = Some(true),
+            GraphNode::Step { state, .. } => {
+                *state = Some(Prediction {
+                    verdict: Verdict::Cached,
+                    why: "the whole render is replayed".into(),
+                })
+            }
+        }
+    }
+}
+
+/// What a render would do with a node, as the graph's column says it.
+fn verdict(node: &GraphNode) -> Option<Verdict> {
+    match node {
+        GraphNode::Package {
+            recorded: Some(true),
+            ..
+        } => Some(Verdict::Cached),
+        GraphNode::Package { .. } => None,
+        GraphNode::Step { state, .. } => state.as_ref().map(|s| s.verdict),
+    }
+}
+
 /// The graph as text: one node per line in execution order, with its
-/// short key and what it depends on.
+/// short key, what a render would do with it (depth-first, with a store:
+/// cached, runs or may run) and what it depends on.
 pub fn to_text(g: &RenderGraph, state: &str) -> String {
     let mut out = format!("render cache: {state}\n");
     for &i in &g.order {
@@ -300,7 +458,7 @@ pub fn to_text(g: &RenderGraph, state: &str) -> String {
             .collect();
         deps.sort_unstable();
         let deps: Vec<String> = deps.iter().map(|d| format!("#{d}")).collect();
-        let recorded = match node {
+        let why = match node {
             GraphNode::Package {
                 recorded: Some(true),
                 ..
@@ -308,12 +466,18 @@ pub fn to_text(g: &RenderGraph, state: &str) -> String {
             GraphNode::Step {
                 unkeyed: Some(why), ..
             } => format!("  (not keyed: {why})"),
+            GraphNode::Step {
+                state: Some(state), ..
+            } if state.verdict != Verdict::Cached => {
+                format!("  ({}: {})", state.verdict.as_str(), state.why)
+            }
             _ => String::new(),
         };
         out.push_str(&format!(
-            "#{:<3} {}  {}{}{recorded}\n",
+            "#{:<3} {}  {:<7}  {}{}{why}\n",
             position(g, i),
             &node.key()[..12],
+            verdict(node).map_or("-", Verdict::as_str),
             node.label(),
             if deps.is_empty() {
                 String::new()
@@ -329,21 +493,47 @@ fn position(g: &RenderGraph, i: NodeIndex) -> usize {
     g.order.iter().position(|&o| o == i).unwrap_or(0)
 }
 
-/// The graph in Graphviz DOT.
+/// The graph in Graphviz DOT: a cluster per package (its steps and its
+/// output), nodes filled by what a render would do with them (green:
+/// cached, red: runs, yellow: may run).
 pub fn to_dot(g: &RenderGraph) -> String {
     let mut out = String::from("digraph render {\n  rankdir=LR;\n");
+    let mut clusters: Vec<(&str, Vec<NodeIndex>)> = Vec::new();
     for &i in &g.order {
-        let node = &g.graph[i];
-        let shape = match node {
-            GraphNode::Package { .. } => "box",
-            GraphNode::Step { .. } => "ellipse",
+        let package = match &g.graph[i] {
+            GraphNode::Package { path, .. } => path,
+            GraphNode::Step { package, .. } => package,
         };
+        match clusters.iter_mut().find(|(p, _)| *p == package.as_str()) {
+            Some((_, nodes)) => nodes.push(i),
+            None => clusters.push((package, vec![i])),
+        }
+    }
+    for (n, (package, nodes)) in clusters.iter().enumerate() {
         out.push_str(&format!(
-            "  n{} [shape={shape}, label={}];\n",
-            i.index(),
-            serde_json::to_string(&format!("{}\n{}", node.label(), &node.key()[..12]))
-                .unwrap_or_default()
+            "  subgraph cluster_{n} {{\n    label={};\n",
+            serde_json::to_string(package).unwrap_or_default()
         ));
+        for &i in nodes {
+            let node = &g.graph[i];
+            let shape = match node {
+                GraphNode::Package { .. } => "box",
+                GraphNode::Step { .. } => "ellipse",
+            };
+            let fill = match verdict(node) {
+                Some(Verdict::Cached) => ", style=filled, fillcolor=palegreen",
+                Some(Verdict::Runs) => ", style=filled, fillcolor=salmon",
+                Some(Verdict::MayRun) => ", style=filled, fillcolor=khaki",
+                None => "",
+            };
+            out.push_str(&format!(
+                "    n{} [shape={shape}{fill}, label={}];\n",
+                i.index(),
+                serde_json::to_string(&format!("{}\n{}", node.label(), &node.key()[..12]))
+                    .unwrap_or_default()
+            ));
+        }
+        out.push_str("  }\n");
     }
     for e in g.graph.edge_indices() {
         if let Some((a, b)) = g.graph.edge_endpoints(e) {
@@ -376,10 +566,13 @@ pub fn to_json(g: &RenderGraph, state: &str) -> String {
                 exec,
                 key,
                 unkeyed,
+                state,
             } => serde_json::json!({
                 "kind": "step", "package": package, "role": role,
                 "index": index, "function": function, "exec": exec, "key": key,
                 "unkeyed": unkeyed,
+                "state": state.as_ref().map(|s| s.verdict.as_str()),
+                "why": state.as_ref().map(|s| s.why.as_str()),
             }),
         })
         .collect();

@@ -332,22 +332,8 @@ impl<'a> Hydrator<'a> {
         pkg: &Package,
     ) -> Result<(Vec<Node>, Vec<String>), RenderError> {
         let resources = read_local(pkg)?;
-        let rel_pkg = krmgraph_package::display_path(&pkg.dir, &self.root_dir);
-        let mut files: Vec<String> = Vec::new();
-        for r in &resources {
-            let path = krmgraph_kyaml::krm::path_of(r);
-            let joined = if rel_pkg.is_empty() {
-                path
-            } else {
-                format!("{rel_pkg}/{path}")
-            };
-            let file = clean_path(&joined);
-            // A file's resources are read one after another.
-            if files.last() != Some(&file) {
-                files.push(file.clone());
-            }
-            self.input_files.insert(file);
-        }
+        let files = files_of(pkg, &self.root_dir, &resources);
+        self.input_files.extend(files.iter().cloned());
         Ok((resources, files))
     }
 
@@ -797,6 +783,28 @@ fn validate_config_paths(pkg: &Package) -> Result<(), RenderError> {
 }
 
 /// The package's own resources, read as kpt reads them.
-fn read_local(pkg: &Package) -> Result<Vec<Node>, RenderError> {
+/// The files `resources` (of `pkg`) came from, relative to `root_dir`,
+/// each once.
+pub(super) fn files_of(pkg: &Package, root_dir: &Path, resources: &[Node]) -> Vec<String> {
+    let rel_pkg = krmgraph_package::display_path(&pkg.dir, root_dir);
+    let mut files: Vec<String> = Vec::new();
+    for r in resources {
+        let path = krmgraph_kyaml::krm::path_of(r);
+        let joined = if rel_pkg.is_empty() {
+            path
+        } else {
+            format!("{rel_pkg}/{path}")
+        };
+        let file = clean_path(&joined);
+        // A file's resources are read one after another.
+        if files.last() != Some(&file) {
+            files.push(file);
+        }
+    }
+    files
+}
+
+/// `pkg`'s own resources.
+pub(super) fn read_local(pkg: &Package) -> Result<Vec<Node>, RenderError> {
     Ok(pkgio::LocalPackageReader::kpt(&pkg.dir, &pkg.dir.to_string_lossy()).read()?)
 }

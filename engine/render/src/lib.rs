@@ -29,6 +29,7 @@ pub(crate) mod finish;
 pub mod graph;
 mod hydrate;
 mod inputs;
+pub mod predict;
 mod settled_subtrees;
 pub mod shortcut;
 mod stepcache;

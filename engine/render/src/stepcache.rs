@@ -734,6 +734,47 @@ impl<'a> StepCache<'a> {
         Some(Names(subpackages.chain(files).collect()))
     }
 
+    /// The slot record of the step at `index` of `package` (display
+    /// path): what its key covered the last time it ran.
+    pub fn slot(&self, package: &str, index: usize) -> Option<Slot> {
+        let record = self
+            .store
+            .peek_step(&self.slot_key(package, index))
+            .ok()??;
+        (record.kind == kinds::slot()).then_some(())?;
+        Slot::decode(&record.meta)
+    }
+
+    /// Whether the store holds a step record under `key`: `Some` with its
+    /// output's digest (a mutator's), else `None`.
+    pub fn recorded_step(&self, key: &Digest) -> Option<Option<Digest>> {
+        let record = self.store.peek_step(key).ok()??;
+        (record.kind == kinds::step()).then_some(())?;
+        Some(
+            record
+                .outputs
+                .iter()
+                .find(|o| o.name == NODES)
+                .map(|o| o.digest),
+        )
+    }
+
+    /// The output digest of the subtree recorded under `key`.
+    pub fn recorded_subtree(&self, key: &Digest) -> Option<Digest> {
+        let record = self.store.peek_step(key).ok()??;
+        (record.kind == kinds::subtree()).then_some(())?;
+        record
+            .outputs
+            .iter()
+            .find(|o| o.name == NODES)
+            .map(|o| o.digest)
+    }
+
+    /// The key-independent parts of the render: its root, for encodings.
+    pub(super) fn root(&self) -> &Root {
+        &self.root
+    }
+
     /// The slot key of a step: its place in the tree (package, position),
     /// the same from render to render, for [`StepCache::explain_miss`].
     pub fn slot_key(&self, package: &str, index: usize) -> Digest {
