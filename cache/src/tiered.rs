@@ -178,6 +178,7 @@ impl Tiered {
     /// went up; a failure is the run's warning and stops uploads.
     pub fn upload_pending(&self) -> usize {
         let keys = std::mem::take(&mut *lock(&self.pending));
+        // A remote that failed on a read is left alone for the run.
         if keys.is_empty() || self.writes_off.load(Ordering::SeqCst) {
             return 0;
         }
@@ -244,6 +245,7 @@ impl Tiered {
                 // again this run (a dead server would cost a timeout per
                 // step).
                 self.reads_off.store(true, Ordering::SeqCst);
+                self.writes_off.store(true, Ordering::SeqCst);
                 self.warn(format!(
                     "the remote cache {} failed, going on without it: {e}",
                     self.remote.describe()
@@ -424,7 +426,10 @@ mod tests {
         assert_eq!(a.pending(), 1, "only shared kinds are queued");
         assert_eq!(a.upload_pending(), 1);
         let b = tiered(&remote, true);
-        assert!(b.lookup(&key).unwrap().is_none(), "plain lookups stay local");
+        assert!(
+            b.lookup(&key).unwrap().is_none(),
+            "plain lookups stay local"
+        );
         let hit = b.lookup_shared(&key).unwrap().expect("remote hit");
         assert_eq!(hit.outputs, vec![b"out".to_vec()]);
         assert_eq!(b.stats().hits, 1);

@@ -399,16 +399,31 @@ pub struct RemoteArgs {
     /// API: BuildGrid, Buildbarn, BuildBuddy, bazel-remote...) or
     /// `http://[USER:PASSWORD@]HOST:PORT[/PREFIX]` (Bazel's HTTP cache
     /// protocol: nginx WebDAV, bazel-remote). It never fails a render.
-    #[arg(long = "remote-cache", env = "KRMGRAPH_REMOTE_CACHE", value_name = "URL", hide_env_values = true)]
+    #[arg(
+        long = "remote-cache",
+        env = "KRMGRAPH_REMOTE_CACHE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
     pub remote_cache: Option<String>,
 
     /// The REAPI instance name sent on every call.
-    #[arg(long = "remote-instance-name", env = "KRMGRAPH_REMOTE_INSTANCE_NAME", value_name = "NAME", default_value = "")]
+    #[arg(
+        long = "remote-instance-name",
+        env = "KRMGRAPH_REMOTE_INSTANCE_NAME",
+        value_name = "NAME",
+        default_value = ""
+    )]
     pub remote_instance_name: String,
 
     /// A header sent with every remote request, e.g.
     /// `Authorization=Bearer TOKEN` (repeatable; never printed).
-    #[arg(long = "remote-header", env = "KRMGRAPH_REMOTE_HEADER", value_name = "NAME=VALUE", hide_env_values = true)]
+    #[arg(
+        long = "remote-header",
+        env = "KRMGRAPH_REMOTE_HEADER",
+        value_name = "NAME=VALUE",
+        hide_env_values = true
+    )]
     pub remote_header: Vec<String>,
 
     /// Write to the remote cache (`--remote-upload=false`: read only, as

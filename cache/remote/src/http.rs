@@ -87,7 +87,8 @@ impl Http {
                 request.call()
             }
         };
-        let mut response = response.map_err(|e| RemoteError::new(format!("{method} {path}: {e}")))?;
+        let mut response =
+            response.map_err(|e| RemoteError::new(format!("{method} {path}: {e}")))?;
         let status = response.status().as_u16();
         if status == 401 || status == 403 {
             return Err(RemoteError {
@@ -223,7 +224,10 @@ impl krmgraph_cache::Remote for Http {
                         sent += self.send_blob(&blob.digest, blob.data)?;
                     }
                     let body = result.encode_to_vec();
-                    self.put(&format!("ac/{}", mapping::action_key(f, &upload.key).hash), &body)?;
+                    self.put(
+                        &format!("ac/{}", mapping::action_key(f, &upload.key).hash),
+                        &body,
+                    )?;
                     Ok::<u64, RemoteError>(sent + body.len() as u64)
                 })();
                 match sent {
@@ -263,7 +267,10 @@ mod tests {
     fn userinfo_is_taken_out_of_the_url() {
         assert_eq!(
             split_userinfo("http://ci:s3cret@127.0.0.1:8080/cache"),
-            ("http://127.0.0.1:8080/cache".into(), Some("ci:s3cret".into()))
+            (
+                "http://127.0.0.1:8080/cache".into(),
+                Some("ci:s3cret".into())
+            )
         );
         assert_eq!(
             split_userinfo("http://127.0.0.1:8080/a@b"),

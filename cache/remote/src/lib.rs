@@ -123,6 +123,9 @@ mod tests {
             timeout: Duration::from_secs(1),
         };
         let err = Client::open("ftp://u:pw@h/x", &options).err().unwrap();
-        assert!(err.contains("grpc:// or http://") && !err.contains("pw"), "{err}");
+        assert!(
+            err.contains("grpc:// or http://") && !err.contains("pw"),
+            "{err}"
+        );
     }
 }

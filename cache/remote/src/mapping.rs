@@ -155,7 +155,8 @@ pub fn read_record(
     }
     let bad = |what: &str| RemoteError::new(format!("the action result {what}"));
     let record = by_path.get(RECORD).ok_or_else(|| bad("names no record"))?;
-    let record = StepRecord::decode(record).map_err(|e| bad(&format!("holds a bad record: {e}")))?;
+    let record =
+        StepRecord::decode(record).map_err(|e| bad(&format!("holds a bad record: {e}")))?;
     let mut outputs = Vec::with_capacity(record.outputs.len());
     for output in &record.outputs {
         let path = format!("{BLOB_PREFIX}{}", output.digest);

@@ -24,7 +24,8 @@ const GET_RESULT: &str = "/build.bazel.remote.execution.v2.ActionCache/GetAction
 const PUT_RESULT: &str = "/build.bazel.remote.execution.v2.ActionCache/UpdateActionResult";
 const FIND_MISSING: &str =
     "/build.bazel.remote.execution.v2.ContentAddressableStorage/FindMissingBlobs";
-const BATCH_READ: &str = "/build.bazel.remote.execution.v2.ContentAddressableStorage/BatchReadBlobs";
+const BATCH_READ: &str =
+    "/build.bazel.remote.execution.v2.ContentAddressableStorage/BatchReadBlobs";
 const BATCH_UPDATE: &str =
     "/build.bazel.remote.execution.v2.ContentAddressableStorage/BatchUpdateBlobs";
 const CAPABILITIES: &str = "/build.bazel.remote.execution.v2.Capabilities/GetCapabilities";
@@ -143,10 +144,14 @@ impl Reapi {
         let mut grpc = tonic::client::Grpc::new(self.channel.clone());
         grpc.ready().await.map_err(error)?;
         let codec = tonic_prost::ProstCodec::<Q, R>::default();
-        grpc.unary(self.request(message), PathAndQuery::from_static(path), codec)
-            .await
-            .map(tonic::Response::into_inner)
-            .map_err(|s| status_error(&s))
+        grpc.unary(
+            self.request(message),
+            PathAndQuery::from_static(path),
+            codec,
+        )
+        .await
+        .map(tonic::Response::into_inner)
+        .map_err(|s| status_error(&s))
     }
 
     /// The digest function and batch limit, asked once.
@@ -248,8 +253,7 @@ impl Reapi {
             digests: batch.iter().map(|&i| digests[i].clone()).collect(),
             digest_function: caps.digest.value(),
         };
-        let response: proto::BatchReadBlobsResponse =
-            self.unary(BATCH_READ, request).await?;
+        let response: proto::BatchReadBlobsResponse = self.unary(BATCH_READ, request).await?;
         for r in response.responses {
             let ok = r.status.as_ref().is_none_or(|s| s.code == 0);
             let Some(d) = r.digest.filter(|_| ok) else {
@@ -274,7 +278,11 @@ impl Reapi {
         grpc.ready().await.map_err(error)?;
         let codec = tonic_prost::ProstCodec::<proto::ReadRequest, proto::ReadResponse>::default();
         let response = grpc
-            .server_streaming(self.request(request), PathAndQuery::from_static(READ), codec)
+            .server_streaming(
+                self.request(request),
+                PathAndQuery::from_static(READ),
+                codec,
+            )
             .await;
         let mut stream = match response {
             Ok(r) => r.into_inner(),
@@ -360,8 +368,7 @@ impl Reapi {
             requests,
             digest_function: caps.digest.value(),
         };
-        let response: proto::BatchUpdateBlobsResponse =
-            self.unary(BATCH_UPDATE, request).await?;
+        let response: proto::BatchUpdateBlobsResponse = self.unary(BATCH_UPDATE, request).await?;
         let failed = response
             .responses
             .iter()
@@ -387,7 +394,11 @@ impl Reapi {
         loop {
             let end = (offset + CHUNK).min(data.len());
             chunks.push(proto::WriteRequest {
-                resource_name: if offset == 0 { name.clone() } else { String::new() },
+                resource_name: if offset == 0 {
+                    name.clone()
+                } else {
+                    String::new()
+                },
                 write_offset: offset as i64,
                 finish_write: end == data.len(),
                 data: data[offset..end].to_vec(),
@@ -401,10 +412,14 @@ impl Reapi {
         grpc.ready().await.map_err(error)?;
         let codec = tonic_prost::ProstCodec::<proto::WriteRequest, proto::WriteResponse>::default();
         let stream = tokio_stream::iter(chunks);
-        grpc.client_streaming(self.request(stream), PathAndQuery::from_static(WRITE), codec)
-            .await
-            .map(|_| ())
-            .map_err(|s| status_error(&s))
+        grpc.client_streaming(
+            self.request(stream),
+            PathAndQuery::from_static(WRITE),
+            codec,
+        )
+        .await
+        .map(|_| ())
+        .map_err(|s| status_error(&s))
     }
 
     async fn put_result(
@@ -419,9 +434,7 @@ impl Reapi {
             action_result: Some(result),
             digest_function: caps.digest.value(),
         };
-        let _: proto::ActionResult = self
-            .unary(PUT_RESULT, request)
-            .await?;
+        let _: proto::ActionResult = self.unary(PUT_RESULT, request).await?;
         Ok(())
     }
 }
@@ -432,7 +445,11 @@ fn upload_id(d: &proto::Digest) -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let h = &d.hash[..8.min(d.hash.len())];
-    format!("{h}-0000-4000-8000-{:06x}{:06x}", std::process::id() & 0xff_ffff, n & 0xff_ffff)
+    format!(
+        "{h}-0000-4000-8000-{:06x}{:06x}",
+        std::process::id() & 0xff_ffff,
+        n & 0xff_ffff
+    )
 }
 
 impl krmgraph_cache::Remote for Reapi {
@@ -464,8 +481,11 @@ impl krmgraph_cache::Remote for Reapi {
             results.push((upload.key, result));
         }
         let known = self.present.lock().map(|p| p.clone()).unwrap_or_default();
-        let unknown: Vec<proto::Digest> =
-            blobs.keys().filter(|d| !known.contains(*d)).cloned().collect();
+        let unknown: Vec<proto::Digest> = blobs
+            .keys()
+            .filter(|d| !known.contains(*d))
+            .cloned()
+            .collect();
         let mut up = 0;
         // Blobs first, then the action results that name them; one bounded
         // wait per round of requests.
@@ -481,7 +501,10 @@ impl krmgraph_cache::Remote for Reapi {
                 .iter()
                 .map(|(key, result)| self.put_result(caps, key, result.clone()));
             self.block(futures_util::future::try_join_all(puts))?;
-            up += chunk.iter().map(|(_, r)| r.encoded_len() as u64).sum::<u64>();
+            up += chunk
+                .iter()
+                .map(|(_, r)| r.encoded_len() as u64)
+                .sum::<u64>();
         }
         Ok(Moved { down: 0, up })
     }
