@@ -136,22 +136,34 @@ impl Reapi {
         request
     }
 
+    /// One call; a server that says it is busy (`RESOURCE_EXHAUSTED`:
+    /// BuildGrid's concurrent-RPC limit) is asked again, three times at
+    /// most, within the same timeout.
     async fn unary<Q, R>(&self, path: &'static str, message: Q) -> Result<R, RemoteError>
     where
-        Q: Message + Send + Sync + 'static,
+        Q: Message + Clone + Send + Sync + 'static,
         R: Message + Default + Send + Sync + 'static,
     {
-        let mut grpc = tonic::client::Grpc::new(self.channel.clone());
-        grpc.ready().await.map_err(error)?;
-        let codec = tonic_prost::ProstCodec::<Q, R>::default();
-        grpc.unary(
-            self.request(message),
-            PathAndQuery::from_static(path),
-            codec,
-        )
-        .await
-        .map(tonic::Response::into_inner)
-        .map_err(|s| status_error(&s))
+        let mut wait = Duration::from_millis(20);
+        let mut attempt = 0;
+        loop {
+            let mut grpc = tonic::client::Grpc::new(self.channel.clone());
+            grpc.ready().await.map_err(error)?;
+            let codec = tonic_prost::ProstCodec::<Q, R>::default();
+            let request = self.request(message.clone());
+            match grpc
+                .unary(request, PathAndQuery::from_static(path), codec)
+                .await
+            {
+                Ok(response) => return Ok(response.into_inner()),
+                Err(s) if s.code() == tonic::Code::ResourceExhausted && attempt < 3 => {
+                    attempt += 1;
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                }
+                Err(s) => return Err(status_error(&s)),
+            }
+        }
     }
 
     /// The digest function and batch limit, asked once.
@@ -496,7 +508,8 @@ impl krmgraph_cache::Remote for Reapi {
         if let Ok(mut present) = self.present.lock() {
             present.extend(unknown);
         }
-        for chunk in results.chunks(64) {
+        // A few at once: servers limit concurrent calls.
+        for chunk in results.chunks(4) {
             let puts = chunk
                 .iter()
                 .map(|(key, result)| self.put_result(caps, key, result.clone()));
