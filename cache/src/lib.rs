@@ -15,6 +15,7 @@
 //! | `readonly` | [`ReadOnlyView`]: stats and a report-only verify without write access |
 //! | `files` | opening only regular files, removing without following symlinks |
 //! | `memory` | [`MemoryStore`], for tests and uncached renders |
+//! | `tiered` | [`Tiered`]: the local store, then a shared [`Remote`] cache (read through, uploads after success) |
 //! | `location` | [`resolve_dir`]: `--cache-dir`, `KRMGRAPH_CACHE_DIR`, XDG, `$HOME` |
 //! | `error` | [`Error`] |
 //!
@@ -58,6 +59,7 @@ mod record;
 mod repair;
 mod sled_store;
 mod store;
+mod tiered;
 
 pub use digest::{Digest, ParseDigestError};
 pub use error::{Cause, Error, Result};
@@ -69,3 +71,4 @@ pub use record::{DecodeError, Output, RecordKind, StepRecord, RECORD_VERSION};
 pub use repair::Repair;
 pub use sled_store::SledStore;
 pub use store::{BlobInfo, GcReport, Hit, Stats, Store, VerifyReport};
+pub use tiered::{Moved, Remote, RemoteError, RemoteStats, Tiered, Upload};

@@ -239,6 +239,15 @@ pub trait Store: Send + Sync {
         Ok(Some(Hit { record, outputs }))
     }
 
+    /// [`Store::lookup`] of a record that a shared level behind this store
+    /// (a remote cache, [`crate::Tiered`]) may hold when this one does not:
+    /// the engine asks this way only for the kinds of record that mean
+    /// the same in any checkout. A store without such a level looks up
+    /// locally.
+    fn lookup_shared(&self, key: &Digest) -> Result<Option<Hit>> {
+        self.lookup(key)
+    }
+
     /// Records a successful step: writes each `(name, bytes)` output as a
     /// blob, then the record (last, so a record never points at a blob that
     /// was not written).

@@ -181,6 +181,10 @@ pub struct CacheArgs {
     #[arg(long = "cache-dir", global = true)]
     pub cache_dir: Option<PathBuf>,
 
+    /// The shared remote cache `stats` checks.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+
     /// What to do.
     #[command(subcommand)]
     pub command: CacheCommand,
@@ -380,6 +384,59 @@ pub struct RenderArgs {
     /// replayed whole.
     #[arg(long = "explain")]
     pub explain: bool,
+
+    /// The shared remote cache.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// The remote cache flags of `render`, `watch` and `cache stats` (each
+/// also an environment variable).
+#[derive(Debug, Clone, clap::Args)]
+pub struct RemoteArgs {
+    /// A shared remote cache, read through on a local miss and written
+    /// after a successful render: `grpc://HOST:PORT` (the Remote Execution
+    /// API: BuildGrid, Buildbarn, BuildBuddy, bazel-remote...) or
+    /// `http://[USER:PASSWORD@]HOST:PORT[/PREFIX]` (Bazel's HTTP cache
+    /// protocol: nginx WebDAV, bazel-remote). It never fails a render.
+    #[arg(
+        long = "remote-cache",
+        env = "KRMGRAPH_REMOTE_CACHE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub remote_cache: Option<String>,
+
+    /// The REAPI instance name sent on every call.
+    #[arg(
+        long = "remote-instance-name",
+        env = "KRMGRAPH_REMOTE_INSTANCE_NAME",
+        value_name = "NAME",
+        default_value = ""
+    )]
+    pub remote_instance_name: String,
+
+    /// A header sent with every remote request, e.g.
+    /// `Authorization=Bearer TOKEN` (repeatable; never printed).
+    #[arg(
+        long = "remote-header",
+        env = "KRMGRAPH_REMOTE_HEADER",
+        value_name = "NAME=VALUE",
+        hide_env_values = true
+    )]
+    pub remote_header: Vec<String>,
+
+    /// Write to the remote cache (`--remote-upload=false`: read only, as
+    /// a developer machine reading what CI wrote).
+    #[arg(long = "remote-upload", env = "KRMGRAPH_REMOTE_UPLOAD", action = ArgAction::Set, num_args = 0..=1,
+          default_value_t = true, default_missing_value = "true", require_equals = true,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub remote_upload: bool,
+
+    /// How long one remote request may take before it counts as a miss
+    /// (and the remote is left alone for the rest of the run).
+    #[arg(long = "remote-timeout", env = "KRMGRAPH_REMOTE_TIMEOUT", value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub remote_timeout: std::time::Duration,
 }
 
 /// Flags of `krmgraph watch`: those of an in-place `render`, and how long

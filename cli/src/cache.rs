@@ -55,7 +55,10 @@ pub fn command(args: crate::args::CacheArgs) -> std::process::ExitCode {
     };
     let shown = dir.display();
     let outcome = match args.command {
-        CacheCommand::Stats => store.stats().map(|s| print_stats(&shown, &s)),
+        CacheCommand::Stats => store.stats().map(|s| {
+            print_stats(&shown, &s);
+            crate::remote::print_stats(&args.remote);
+        }),
         CacheCommand::Gc { max_size } => {
             let max = match max_size.as_deref().map(parse_size) {
                 None => u64::MAX,
@@ -107,7 +110,7 @@ fn print_stats(dir: &dyn std::fmt::Display, s: &krmgraph_cache::Stats) {
 
 /// A size as `du -h` and cargo print one: bytes below 1 KiB, else one
 /// decimal in the largest binary unit that keeps it at 1 or more.
-fn human_size(bytes: u64) -> String {
+pub(crate) fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
     if bytes < 1024 {
         return format!("{bytes} B");

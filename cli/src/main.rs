@@ -9,6 +9,7 @@ mod diagnostic;
 mod function;
 mod interrupt;
 mod pages;
+mod remote;
 mod render;
 mod ui;
 mod watch;

@@ -474,9 +474,18 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
             None => krmgraph_util::fsutil::remove_stale_temps(&root),
         }
     }
+    // The store the render reads and writes: the local one, behind the
+    // shared remote cache when one is configured.
+    let (shared, remote) = match &store {
+        Some(local) => {
+            let (shared, remote) = crate::remote::layer(&args.remote, local, ui);
+            (Some(shared), remote)
+        }
+        None => (None, None),
+    };
     // Warnings only: nothing a replay prints is captured for a record.
     let mut warnings = StderrReporter::new(args.truncate_output, ui);
-    let lookup = match (&store, &tree) {
+    let lookup = match (&shared, &tree) {
         (Some(store), Some(tree)) if output == Output::InPlace => Some(cache::lookup(
             &root,
             &options,
@@ -487,6 +496,9 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
         )),
         _ => None,
     };
+    if let (Some(tiered), true) = (&remote, lookup.is_some()) {
+        crate::remote::warn(tiered, ui);
+    }
     let cached = match lookup {
         Some(cache::Lookup::Settled) => {
             crate::cache::report_settled(&root, ui);
@@ -508,6 +520,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
             }
             if args.explain {
                 eprintln!("[EXPLAIN] the whole render was replayed: the cache holds a render of this tree with these flags");
+                crate::remote::explain(remote.as_ref());
             }
             if ui.warns() {
                 print_results_file(replayed.results_file.as_deref());
@@ -515,7 +528,11 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
             *left = Left::Changes(replayed.changes);
             summary(
                 ui,
-                &format!("rendered from the cache in {:.2?}", started.elapsed()),
+                &format!(
+                    "rendered from the cache in {:.2?}{}",
+                    started.elapsed(),
+                    crate::remote::summary(remote.as_ref())
+                ),
             );
             forget_unless(process_goes_on, tree);
             return Ok(Rendered::Done);
@@ -527,7 +544,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
         Some(cache::Lookup::Miss(cached)) => cached,
         None => None,
     };
-    options.cache = store
+    options.cache = shared
         .as_ref()
         .map(|s| cache::step_cache(s, tree.map(|t| t.snapshot), args.verify, memos));
     let mut reporter = StderrReporter::new(args.truncate_output, ui).with_progress(&pkg);
@@ -610,6 +627,8 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
             return Err(());
         }
     }
+    // Before the size check: uploads read the render's blobs back.
+    crate::remote::finish(remote.as_ref(), ui);
     if let Some(store) = &store {
         cache::keep_in_size(store, crate::cache::max_size());
     }
@@ -623,6 +642,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
         for line in &reporter.cache.explained {
             eprintln!("{line}");
         }
+        crate::remote::explain(remote.as_ref());
     }
     let counts = &reporter.cache;
     summary(
@@ -634,8 +654,11 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
             started.elapsed(),
             if store.is_some() {
                 format!(
-                    "; steps: {} run, {} replayed; {} subtree(s) replayed whole",
-                    counts.ran, counts.replayed, counts.subtrees
+                    "; steps: {} run, {} replayed; {} subtree(s) replayed whole{}",
+                    counts.ran,
+                    counts.replayed,
+                    counts.subtrees,
+                    crate::remote::summary(remote.as_ref())
                 )
             } else {
                 String::new()

@@ -26,6 +26,7 @@ mod keys;
 mod kpt_diff;
 mod messages;
 mod reliability;
+mod remote;
 mod test_images;
 mod util;
 mod ux;

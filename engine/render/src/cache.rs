@@ -21,7 +21,7 @@ fn warn(reporter: &mut dyn Reporter, message: String) {
 /// A render's view of the cache: the store, the tree as read before the
 /// render, and its key.
 pub struct Cached {
-    store: Arc<SledStore>,
+    store: Arc<dyn Store>,
     before: Arc<Snapshot>,
     key: Digest,
 }
@@ -80,11 +80,17 @@ pub fn open_reading(
     }
 }
 
+/// The record kinds a shared remote cache serves and keeps
+/// ([`krmgraph_cache::Tiered`]).
+pub fn shared_kinds() -> [&'static str; 5] {
+    crate::stepcache::kinds::shared()
+}
+
 /// The step cache of a render using `store` and the tree as read before
 /// it, in the session `memos` (one per `render`, one for all the renders
 /// of a `watch`).
 pub fn step_cache(
-    store: &Arc<SledStore>,
+    store: &Arc<dyn Store>,
     snapshot: Option<Arc<Snapshot>>,
     verify: bool,
     memos: Arc<MemoSession>,
@@ -126,7 +132,7 @@ pub struct Replayed {
 pub fn lookup(
     pkg: &Path,
     options: &RenderOptions,
-    store: &Arc<SledStore>,
+    store: &Arc<dyn Store>,
     tree: &Tree,
     verify: bool,
     reporter: &mut dyn Reporter,

@@ -460,7 +460,8 @@ pub fn lookup(
     key: &Digest,
     wants_results: bool,
 ) -> krmgraph_cache::Result<Option<Replay>> {
-    let Some(hit) = store.lookup(key)? else {
+    // A whole render's record means the same in any checkout of the tree.
+    let Some(hit) = store.lookup_shared(key)? else {
         return Ok(None);
     };
     let output = |name: &str| {

@@ -102,6 +102,14 @@ pub(crate) mod kinds {
     pub fn fixed_point() -> RecordKind {
         RecordKind::new("fixed-point", 1)
     }
+    /// The kinds whose records mean the same in every checkout (their keys
+    /// and contents hold no absolute path), so a shared remote cache may
+    /// serve and keep them: not the facts (keyed by the checkout's
+    /// directory), the memos (this machine's) or the slots (`--explain`'s
+    /// history of one tree).
+    pub fn shared() -> [&'static str; 5] {
+        ["step", "subtree", "files", "render", "fixed-point"]
+    }
     /// What the key of the step at a place in the tree covered the last
     /// time it ran (`--explain`).
     pub fn slot() -> RecordKind {
@@ -820,7 +828,11 @@ impl<'a> StepCache<'a> {
         if self.verify || !self.enabled() {
             return None;
         }
-        let hit = self.on(self.store.lookup(key))??;
+        let hit = if kinds::shared().contains(&kind.name.as_str()) {
+            self.on(self.store.lookup_shared(key))??
+        } else {
+            self.on(self.store.lookup(key))??
+        };
         self.discard_unless(key, (hit.record.kind == *kind).then_some(hit))
     }
 
