@@ -1,0 +1,197 @@
+//! `krmgraph crossplane render` against real composition function servers:
+//! a function written with the Crossplane Python SDK from PyPI
+//! (`testdata/crossplane/functions/sdk_function.py`, served on a loopback
+//! port, also as a v1beta1-only server) and the published
+//! `crossplane-function-pythonic`, both through the Development runtime;
+//! and the Docker runtime with an image built from scratch.
+//!
+//! The cases are data under `testdata/crossplane/cases/<case>/`: `xr.yaml`
+//! (or the XR paths in `args`), `composition.yaml`, optional `args` (one
+//! argument per line), and `expected.yaml` (the stdout, byte for byte) or
+//! `expected-error.txt` (a line stderr must contain; exit 1). The
+//! functions file is `testdata/crossplane/functions.yaml` with the servers'
+//! ports filled in. `KRMGRAPH_BLESS=1` writes missing `expected.yaml`s.
+//!
+//! The Python interpreters come from `KRMGRAPH_CROSSPLANE_PYTHON` (with
+//! crossplane-function-sdk-python) and `KRMGRAPH_PYTHONIC_PYTHON` (with
+//! crossplane-function-pythonic), else `python3`; a test skips with a
+//! printed reason when its package is missing, and fails instead under
+//! `KRMGRAPH_REQUIRE_CROSSPLANE_SDK=1` (CI installs both).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use crate::util::{krmgraph_bin, repo_root};
+
+const REQUIRE: &str = "KRMGRAPH_REQUIRE_CROSSPLANE_SDK";
+
+/// A function server this test process started (it exits when the test
+/// process does: it watches its parent).
+struct Server {
+    port: u16,
+    _child: Child,
+}
+
+fn python(var: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| "python3".to_string())
+}
+
+/// Whether `python` can import `module`; else skips `test` (or fails it
+/// under `KRMGRAPH_REQUIRE_CROSSPLANE_SDK=1`).
+fn has_module(test: &str, python: &str, module: &str) -> bool {
+    let ok = Command::new(python)
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var(REQUIRE).as_deref() == Ok("1") {
+            panic!("{test}: {python} cannot import {module}, and {REQUIRE}=1");
+        }
+        eprintln!("skipping {test}: {python} cannot import {module} (pip install it, or set the interpreter)");
+    }
+    ok
+}
+
+/// Starts `sdk_function.py ARGS` and reads its port.
+fn start_sdk_server(args: &[&str]) -> Server {
+    let script = repo_root().join("testdata/crossplane/functions/sdk_function.py");
+    let mut child = Command::new(python("KRMGRAPH_CROSSPLANE_PYTHON"))
+        .arg(script)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("python starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("piped"))
+        .read_line(&mut line)
+        .expect("the server prints its port");
+    let port = line.trim().parse().unwrap_or_else(|_| panic!("not a port: {line:?}"));
+    Server {
+        port,
+        _child: child,
+    }
+}
+
+/// The SDK servers (v1 and v1beta1-only), started once; `None` (skipped)
+/// without the SDK.
+fn sdk_servers(test: &str) -> Option<&'static (Server, Server)> {
+    static SERVERS: OnceLock<(Server, Server)> = OnceLock::new();
+    if SERVERS.get().is_none()
+        && !has_module(test, &python("KRMGRAPH_CROSSPLANE_PYTHON"), "crossplane.function")
+    {
+        return None;
+    }
+    Some(SERVERS.get_or_init(|| (start_sdk_server(&[]), start_sdk_server(&["--beta-only"]))))
+}
+
+/// The functions file with the servers' addresses, written into `dir`.
+fn functions_file(dir: &Path, servers: &(Server, Server), pythonic: Option<u16>) -> PathBuf {
+    let text = std::fs::read_to_string(repo_root().join("testdata/crossplane/functions.yaml"))
+        .unwrap()
+        .replace("TARGET_SDK", &format!("127.0.0.1:{}", servers.0.port))
+        .replace("TARGET_BETA", &format!("127.0.0.1:{}", servers.1.port))
+        .replace(
+            "TARGET_PYTHONIC",
+            &format!("127.0.0.1:{}", pythonic.unwrap_or(1)),
+        );
+    let path = dir.join("functions.yaml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `krmgraph crossplane render ARGS` in `dir`, with `env`.
+fn render(dir: &Path, args: &[String], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(krmgraph_bin());
+    command
+        .current_dir(dir)
+        .args(["crossplane", "render"])
+        .args(args)
+        .env_remove("KRMGRAPH_NO_CACHE");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("krmgraph runs")
+}
+
+/// The arguments of a case: `args` if present, else the classic three.
+fn case_args(case: &Path, functions: &Path) -> Vec<String> {
+    let mut args: Vec<String> = match std::fs::read_to_string(case.join("args")) {
+        Ok(text) => text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect(),
+        Err(_) => vec!["xr.yaml".into(), "composition.yaml".into()],
+    };
+    let flags_at = args.iter().position(|a| a.starts_with('-')).unwrap_or(args.len());
+    args.insert(flags_at, functions.display().to_string());
+    args.push("--no-cache".into());
+    args
+}
+
+/// Runs one case; `Err` says how it failed.
+fn run_case(case: &Path, functions: &Path) -> Result<(), String> {
+    let out = render(case, &case_args(case, functions), &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if let Ok(want) = std::fs::read_to_string(case.join("expected-error.txt")) {
+        let want = want.trim_end();
+        if out.status.code() != Some(1) || !stderr.contains(want) || !stdout.is_empty() {
+            return Err(format!(
+                "want exit 1 and stderr containing {want:?}; got {:?}\nstderr: {stderr}\nstdout: {stdout}",
+                out.status.code()
+            ));
+        }
+        return Ok(());
+    }
+    if !out.status.success() {
+        return Err(format!("failed: {stderr}"));
+    }
+    let expected = case.join("expected.yaml");
+    match std::fs::read_to_string(&expected) {
+        Ok(want) if want == stdout => Ok(()),
+        Ok(want) => Err(format!(
+            "output differs\n--- want\n{want}\n--- got\n{stdout}"
+        )),
+        Err(_) if std::env::var("KRMGRAPH_BLESS").as_deref() == Ok("1") => {
+            std::fs::write(&expected, stdout.as_bytes()).unwrap();
+            Ok(())
+        }
+        Err(_) => Err(format!("no {}", expected.display())),
+    }
+}
+
+fn cases() -> Vec<PathBuf> {
+    let dir = repo_root().join("testdata/crossplane/cases");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    cases.sort();
+    cases
+}
+
+/// Every case under `testdata/crossplane/cases`, against the SDK servers.
+#[test]
+fn crossplane_render_cases() {
+    let Some(servers) = sdk_servers("crossplane_render_cases") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let functions = functions_file(tmp.path(), servers, None);
+    let cases = cases();
+    assert!(cases.len() >= 10, "the cases are there");
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            run_case(case, &functions)
+                .err()
+                .map(|e| format!("{}: {e}", case.file_name().unwrap().to_string_lossy()))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
