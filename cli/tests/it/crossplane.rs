@@ -195,3 +195,136 @@ fn crossplane_render_cases() {
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// 20 XRs through a two-step pipeline with the cache: every call runs
+/// once; after one XR is edited exactly that XR's two calls run again and
+/// the rest replay; the output is the uncached output whatever `--jobs`.
+/// Development servers are uncached unless `--pinned-development`.
+#[test]
+fn crossplane_cache_reruns_only_the_edited_xr() {
+    let Some(servers) = sdk_servers("crossplane_cache_reruns_only_the_edited_xr") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let functions = functions_file(tmp.path(), servers, None);
+    let xrs = tmp.path().join("xrs");
+    std::fs::create_dir(&xrs).unwrap();
+    let xr = |i: usize, size: usize| {
+        format!("apiVersion: example.crossplane.io/v1\nkind: XBucket\nmetadata:\n  name: bucket-{i:02}\nspec:\n  size: {size}\n")
+    };
+    for i in 0..20 {
+        std::fs::write(xrs.join(format!("xr-{i:02}.yaml")), xr(i, 1)).unwrap();
+    }
+    let composition = repo_root().join("testdata/crossplane/cache/composition.yaml");
+    let cache_dir = tmp.path().join("cache");
+    let log = tmp.path().join("log");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a = vec![
+            xrs.display().to_string(),
+            composition.display().to_string(),
+            functions.display().to_string(),
+            "--cache-dir".into(),
+            cache_dir.display().to_string(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let env = [("KRMGRAPH_CACHE_LOG", log.to_str().unwrap())];
+    let lines = || -> Vec<String> {
+        let mut l: Vec<String> = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        l.sort();
+        l
+    };
+    let count = |lines: &[String], word: &str| lines.iter().filter(|l| l.starts_with(word)).count();
+
+    // Unpinned Development servers: every call runs, none is recorded.
+    let unpinned = render(tmp.path(), &args(&[]), &env);
+    assert!(unpinned.status.success(), "{}", String::from_utf8_lossy(&unpinned.stderr));
+    let l = lines();
+    assert_eq!(l.len(), 40, "{l:?}");
+    assert!(l.iter().all(|l| l.ends_with(" uncached")), "{l:?}");
+
+    let cold = render(tmp.path(), &args(&["--pinned-development"]), &env);
+    assert!(cold.status.success(), "{}", String::from_utf8_lossy(&cold.stderr));
+    let l = lines();
+    assert_eq!((count(&l, "ran "), count(&l, "replayed ")), (40, 0), "{l:?}");
+    assert_eq!(cold.stdout, unpinned.stdout, "the cache changes no byte");
+
+    std::fs::write(xrs.join("xr-07.yaml"), xr(7, 2)).unwrap();
+    let warm = render(tmp.path(), &args(&["--pinned-development", "--jobs", "1"]), &env);
+    assert!(warm.status.success(), "{}", String::from_utf8_lossy(&warm.stderr));
+    let l = lines();
+    let ran: Vec<&String> = l.iter().filter(|l| l.starts_with("ran ")).collect();
+    assert_eq!(ran.len(), 2, "{l:?}");
+    assert!(ran.iter().all(|l| l.contains("xr-07.yaml#")), "{ran:?}");
+    assert_eq!(count(&l, "replayed "), 38, "{l:?}");
+    let uncached = render(tmp.path(), &args(&["--no-cache"]), &[]);
+    assert_eq!(warm.stdout, uncached.stdout);
+    assert!(String::from_utf8_lossy(&warm.stdout).contains("name: bucket-19"));
+}
+
+/// Kills a server process when the test ends.
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A free loopback port (bound, then released for the server).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The published `crossplane-function-pythonic` (PyPI), a function nobody
+/// here wrote, rendering its own documented Composition.
+#[test]
+fn crossplane_renders_with_function_pythonic() {
+    let test = "crossplane_renders_with_function_pythonic";
+    let python = python("KRMGRAPH_PYTHONIC_PYTHON");
+    if !has_module(test, &python, "crossplane.pythonic") {
+        return;
+    }
+    let port = free_port();
+    let server = Command::new(&python)
+        .args(["-m", "crossplane.pythonic.main", "--insecure", "--address"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("function-pythonic starts");
+    let _server = Kill(server);
+    let dir = repo_root().join("testdata/crossplane/pythonic");
+    let tmp = tempfile::tempdir().unwrap();
+    let functions = tmp.path().join("functions.yaml");
+    let text = std::fs::read_to_string(dir.join("functions.yaml"))
+        .unwrap()
+        .replace("TARGET_PYTHONIC", &format!("127.0.0.1:{port}"));
+    std::fs::write(&functions, text).unwrap();
+    let args: Vec<String> = vec![
+        "xr.yaml".into(),
+        "composition.yaml".into(),
+        functions.display().to_string(),
+        "--timeout=60s".into(),
+        "--no-cache".into(),
+        "-r".into(),
+    ];
+    let out = render(&dir, &args, &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let expected = dir.join("expected.yaml");
+    let got = String::from_utf8_lossy(&out.stdout).to_string();
+    if !expected.exists() && std::env::var("KRMGRAPH_BLESS").as_deref() == Ok("1") {
+        std::fs::write(&expected, &got).unwrap();
+    }
+    assert_eq!(std::fs::read_to_string(expected).unwrap(), got);
+}
