@@ -135,9 +135,9 @@ fn render(args: RenderArgs, ui: &Ui) -> Result<ExitCode, String> {
         credentials: args.credentials,
         annotations: pairs(&args.annotations, "--function-annotations")?,
         timeout: args.timeout,
-        jobs: args.jobs.unwrap_or_else(|| {
-            4 * std::thread::available_parallelism().map_or(1, |n| n.get())
-        }),
+        jobs: args
+            .jobs
+            .unwrap_or_else(|| 4 * std::thread::available_parallelism().map_or(1, |n| n.get())),
         store: open_store(args.no_cache, args.cache_dir.as_deref(), ui),
         pinned_development: args.pinned_development,
     };

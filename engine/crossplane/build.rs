@@ -5,7 +5,10 @@
 //! Go's `Deterministic: true`), and so usable in a cache key.
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let protos = ["proto/v1/run_function.proto", "proto/v1beta1/run_function.proto"];
+    let protos = [
+        "proto/v1/run_function.proto",
+        "proto/v1beta1/run_function.proto",
+    ];
     for proto in protos {
         println!("cargo:rerun-if-changed={proto}");
     }

@@ -68,7 +68,10 @@ fn start_sdk_server(args: &[&str]) -> Server {
     BufReader::new(child.stdout.take().expect("piped"))
         .read_line(&mut line)
         .expect("the server prints its port");
-    let port = line.trim().parse().unwrap_or_else(|_| panic!("not a port: {line:?}"));
+    let port = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("not a port: {line:?}"));
     Server {
         port,
         _child: child,
@@ -80,7 +83,11 @@ fn start_sdk_server(args: &[&str]) -> Server {
 fn sdk_servers(test: &str) -> Option<&'static (Server, Server)> {
     static SERVERS: OnceLock<(Server, Server)> = OnceLock::new();
     if SERVERS.get().is_none()
-        && !has_module(test, &python("KRMGRAPH_CROSSPLANE_PYTHON"), "crossplane.function")
+        && !has_module(
+            test,
+            &python("KRMGRAPH_CROSSPLANE_PYTHON"),
+            "crossplane.function",
+        )
     {
         return None;
     }
@@ -126,7 +133,10 @@ fn case_args(case: &Path, functions: &Path) -> Vec<String> {
             .collect(),
         Err(_) => vec!["xr.yaml".into(), "composition.yaml".into()],
     };
-    let flags_at = args.iter().position(|a| a.starts_with('-')).unwrap_or(args.len());
+    let flags_at = args
+        .iter()
+        .position(|a| a.starts_with('-'))
+        .unwrap_or(args.len());
     args.insert(flags_at, functions.display().to_string());
     args.push("--no-cache".into());
     args
@@ -243,20 +253,40 @@ fn crossplane_cache_reruns_only_the_edited_xr() {
 
     // Unpinned Development servers: every call runs, none is recorded.
     let unpinned = render(tmp.path(), &args(&[]), &env);
-    assert!(unpinned.status.success(), "{}", String::from_utf8_lossy(&unpinned.stderr));
+    assert!(
+        unpinned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&unpinned.stderr)
+    );
     let l = lines();
     assert_eq!(l.len(), 40, "{l:?}");
     assert!(l.iter().all(|l| l.ends_with(" uncached")), "{l:?}");
 
     let cold = render(tmp.path(), &args(&["--pinned-development"]), &env);
-    assert!(cold.status.success(), "{}", String::from_utf8_lossy(&cold.stderr));
+    assert!(
+        cold.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cold.stderr)
+    );
     let l = lines();
-    assert_eq!((count(&l, "ran "), count(&l, "replayed ")), (40, 0), "{l:?}");
+    assert_eq!(
+        (count(&l, "ran "), count(&l, "replayed ")),
+        (40, 0),
+        "{l:?}"
+    );
     assert_eq!(cold.stdout, unpinned.stdout, "the cache changes no byte");
 
     std::fs::write(xrs.join("xr-07.yaml"), xr(7, 2)).unwrap();
-    let warm = render(tmp.path(), &args(&["--pinned-development", "--jobs", "1"]), &env);
-    assert!(warm.status.success(), "{}", String::from_utf8_lossy(&warm.stderr));
+    let warm = render(
+        tmp.path(),
+        &args(&["--pinned-development", "--jobs", "1"]),
+        &env,
+    );
+    assert!(
+        warm.status.success(),
+        "{}",
+        String::from_utf8_lossy(&warm.stderr)
+    );
     let l = lines();
     let ran: Vec<&String> = l.iter().filter(|l| l.starts_with("ran ")).collect();
     assert_eq!(ran.len(), 2, "{l:?}");
@@ -320,7 +350,11 @@ fn crossplane_renders_with_function_pythonic() {
         "-r".into(),
     ];
     let out = render(&dir, &args, &[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let expected = dir.join("expected.yaml");
     let got = String::from_utf8_lossy(&out.stdout).to_string();
     if !expected.exists() && std::env::var("KRMGRAPH_BLESS").as_deref() == Ok("1") {

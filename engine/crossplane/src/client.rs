@@ -51,11 +51,10 @@ impl Client {
     ) -> Result<v1::RunFunctionResponse, String> {
         let channel = self.channel(deadline).await?;
         let timeout = deadline.saturating_duration_since(Instant::now());
-        let mut client = v1::function_runner_service_client::FunctionRunnerServiceClient::new(
-            channel.clone(),
-        )
-        .max_decoding_message_size(MAX_MESSAGE)
-        .max_encoding_message_size(MAX_MESSAGE);
+        let mut client =
+            v1::function_runner_service_client::FunctionRunnerServiceClient::new(channel.clone())
+                .max_decoding_message_size(MAX_MESSAGE)
+                .max_encoding_message_size(MAX_MESSAGE);
         let mut request = tonic::Request::new(req.clone());
         request.set_timeout(timeout);
         match client.run_function(request).await {

@@ -121,8 +121,9 @@ fn set_composed_metadata(cd: &mut Value, xr: &Value, name: &str) -> Result<(), S
     );
     let claim = match claim {
         (n, ns) if !n.is_empty() && !ns.is_empty() => Some((n, ns)),
-        _ => at(xr, &["spec", "claimRef"])
-            .map(|r| (str_at(r, &["name"]), str_at(r, &["namespace"]))),
+        _ => {
+            at(xr, &["spec", "claimRef"]).map(|r| (str_at(r, &["name"]), str_at(r, &["namespace"])))
+        }
     };
     if let Some((n, ns)) = claim {
         labels.insert("crossplane.io/claim-name".into(), n.into());
@@ -192,7 +193,11 @@ pub fn composite(
     xr["apiVersion"] = Value::String(str_at(input, &["apiVersion"]).to_string());
     xr["kind"] = Value::String(str_at(input, &["kind"]).to_string());
     set_meta(&mut xr, "name", str_at(input, &["metadata", "name"]));
-    set_meta(&mut xr, "namespace", str_at(input, &["metadata", "namespace"]));
+    set_meta(
+        &mut xr,
+        "namespace",
+        str_at(input, &["metadata", "namespace"]),
+    );
     let ready = desired.composite.as_ref().map_or(0, |c| c.ready);
     let ready_condition = if ready == Ready::False as i32 {
         condition("False", "Creating", None)
@@ -322,7 +327,10 @@ mod tests {
     fn names_some_and_counts_the_rest() {
         let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert_eq!(stable_n_and_some_more(3, &names(&["b", "a"])), "a, b");
-        assert_eq!(stable_n_and_some_more(3, &names(&["c", "b", "a"])), "a, b, and c");
+        assert_eq!(
+            stable_n_and_some_more(3, &names(&["c", "b", "a"])),
+            "a, b, and c"
+        );
         assert_eq!(
             stable_n_and_some_more(3, &names(&["e", "d", "c", "b", "a"])),
             "a, b, c, and 2 more"

@@ -155,7 +155,12 @@ pub async fn start(docker: &Docker, name: &str, s: &Settings) -> Result<Started,
         Some(container) => match docker.inspect_container(container, None).await {
             Ok(existing) => existing.id.unwrap_or_else(|| container.clone()),
             Err(e) if not_found(&e) => create(docker, s).await?,
-            Err(e) => return Err(format!("cannot inspect container {container:?}: {}", chain(&e))),
+            Err(e) => {
+                return Err(format!(
+                    "cannot inspect container {container:?}: {}",
+                    chain(&e)
+                ))
+            }
         },
         None => create(docker, s).await?,
     };
@@ -170,10 +175,12 @@ pub async fn start(docker: &Docker, name: &str, s: &Settings) -> Result<Started,
             .and_then(|c| c.state?.running)
             .unwrap_or(false);
         if !running {
-            docker
-                .start_container(&id, None)
-                .await
-                .map_err(|e| format!("cannot start container for Function {name:?}: {}", chain(&e)))?;
+            docker.start_container(&id, None).await.map_err(|e| {
+                format!(
+                    "cannot start container for Function {name:?}: {}",
+                    chain(&e)
+                )
+            })?;
         }
         let inspected = docker
             .inspect_container(&id, None)

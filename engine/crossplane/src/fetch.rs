@@ -22,7 +22,8 @@ pub struct Fetcher {
 impl Fetcher {
     /// A fetcher of `resources`.
     pub fn new(mut resources: Vec<Value>) -> Fetcher {
-        resources.sort_by(|a, b| str_at(a, &["metadata", "name"]).cmp(str_at(b, &["metadata", "name"])));
+        resources
+            .sort_by(|a, b| str_at(a, &["metadata", "name"]).cmp(str_at(b, &["metadata", "name"])));
         Fetcher { resources }
     }
 

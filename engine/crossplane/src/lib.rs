@@ -295,7 +295,10 @@ fn shared(options: &Options) -> Result<render::Shared, Error> {
     for (key, text) in &options.context_values {
         let origin = PathBuf::from(format!("--context-values {key}"));
         let docs = load::parse(&origin, text.as_bytes())?;
-        let value = docs.into_iter().next().map_or(Value::Null, |d: Doc| d.value);
+        let value = docs
+            .into_iter()
+            .next()
+            .map_or(Value::Null, |d: Doc| d.value);
         context.insert(key.clone(), value);
     }
     Ok(render::Shared {

@@ -52,10 +52,7 @@ pub fn files(path: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(path).map_err(io)? {
         let p = entry.map_err(io)?.path();
-        let yaml = matches!(
-            p.extension().and_then(|e| e.to_str()),
-            Some("yaml" | "yml")
-        );
+        let yaml = matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"));
         if yaml && p.is_file() {
             out.push(p);
         }

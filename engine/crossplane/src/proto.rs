@@ -13,5 +13,8 @@ pub mod v1 {
 /// not serve v1.
 #[allow(missing_docs, clippy::all, clippy::pedantic)]
 pub mod v1beta1 {
-    include!(concat!(env!("OUT_DIR"), "/apiextensions.r#fn.proto.v1beta1.rs"));
+    include!(concat!(
+        env!("OUT_DIR"),
+        "/apiextensions.r#fn.proto.v1beta1.rs"
+    ));
 }

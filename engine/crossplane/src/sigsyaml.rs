@@ -234,7 +234,9 @@ fn digits_less(ar: &[char], br: &[char], i: usize) -> bool {
     let run = |s: &[char], n: &mut i64| {
         let mut j = i;
         while j < s.len() && s[j].is_ascii_digit() {
-            *n = n.wrapping_mul(10).wrapping_add(i64::from(s[j] as u8 - b'0'));
+            *n = n
+                .wrapping_mul(10)
+                .wrapping_add(i64::from(s[j] as u8 - b'0'));
             j += 1;
         }
         j
