@@ -362,3 +362,147 @@ fn crossplane_renders_with_function_pythonic() {
     }
     assert_eq!(std::fs::read_to_string(expected).unwrap(), got);
 }
+
+/// The Docker runtime's test function (`testdata/crossplane/fn`, a static
+/// tonic server) as an image built from scratch on the local engine: its
+/// tag, or the error of the step that failed.
+fn docker_function_image() -> Result<String, String> {
+    let root = repo_root();
+    let target_dir = root.join("target/xp-test-fn");
+    let triple = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = Command::new(cargo)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--locked",
+            "--target",
+            &triple,
+        ])
+        .arg("--manifest-path")
+        .arg(root.join("testdata/crossplane/fn/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .env("RUSTFLAGS", "-C target-feature=+crt-static")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("CARGO_BUILD_RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .output()
+        .map_err(|e| format!("running cargo: {e}"))?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).to_string());
+    }
+    let binary = target_dir.join(format!("{triple}/release/xp-test-fn"));
+    let bytes = std::fs::read(&binary).map_err(|e| format!("{}: {e}", binary.display()))?;
+    let tag = format!("krmgraph-test/xp-fn:{}", blake3_short(&bytes));
+    let rootfs = crate::test_images::rootfs(&target_dir.join("rootfs"), &bytes, false)?;
+    crate::test_images::import(&rootfs, "serve", &tag)?;
+    Ok(tag)
+}
+
+fn blake3_short(bytes: &[u8]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    bytes.hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+/// The containers (running or not) the krmgraph process `pid` left.
+fn crossplane_containers_of(pid: u32) -> Vec<String> {
+    let out = Command::new("docker")
+        .args(["ps", "-a", "-q", "--filter"])
+        .arg(format!("label=dev.krmgraph.crossplane.pid={pid}"))
+        .output()
+        .expect("docker ps runs");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+/// `krmgraph crossplane render` in `dir`, with its pid.
+fn render_with_pid(dir: &Path, args: &[String]) -> (Output, u32) {
+    let child = Command::new(krmgraph_bin())
+        .current_dir(dir)
+        .args(["crossplane", "render"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("krmgraph runs");
+    let pid = child.id();
+    (child.wait_with_output().expect("krmgraph runs"), pid)
+}
+
+/// The Docker runtime: the image is started with `--insecure`, its
+/// published port found and dialled, the env annotation reaches the
+/// function, the call is cached under the image's identity, and no
+/// container is left, after success or failure.
+#[test]
+fn crossplane_docker_runtime_starts_calls_and_removes_the_container() {
+    if !crate::util::docker_available("crossplane_docker_runtime") {
+        return;
+    }
+    let image = docker_function_image().expect("building the test function image");
+    let dir = repo_root().join("testdata/crossplane/docker");
+    let tmp = tempfile::tempdir().unwrap();
+    let functions = tmp.path().join("functions.yaml");
+    let text = std::fs::read_to_string(dir.join("functions.yaml"))
+        .unwrap()
+        .replace("IMAGE", &image);
+    std::fs::write(&functions, text).unwrap();
+    let cache = tmp.path().join("cache");
+    let log = tmp.path().join("log");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = vec![
+            "xr.yaml".into(),
+            "composition.yaml".into(),
+            functions.display().to_string(),
+            "-r".into(),
+            "--cache-dir".into(),
+            cache.display().to_string(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let (out, pid) = render_with_pid(&dir, &args(&[]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let want = std::fs::read_to_string(dir.join("expected.yaml")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+    assert_eq!(crossplane_containers_of(pid), Vec::<String>::new());
+
+    // The second render replays the call: the image's identity keys it.
+    let warm = Command::new(krmgraph_bin())
+        .current_dir(&dir)
+        .args(["crossplane", "render"])
+        .args(args(&[]))
+        .env("KRMGRAPH_CACHE_LOG", &log)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&warm.stdout), want);
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        log_text.starts_with("replayed xr.yaml#docker/0 function-docker"),
+        "{log_text}"
+    );
+
+    // A missing image with the Never pull policy: an error, no container.
+    let missing = std::fs::read_to_string(&functions)
+        .unwrap()
+        .replace(&image, "krmgraph-test/xp-fn:missing");
+    std::fs::write(&functions, missing).unwrap();
+    let (out, pid) = render_with_pid(&dir, &args(&["--no-cache"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot start Function \"function-docker\"")
+            && stderr.contains("pull policy is Never"),
+        "{stderr}"
+    );
+    assert_eq!(crossplane_containers_of(pid), Vec::<String>::new());
+}

@@ -43,28 +43,44 @@ impl Client {
             .cloned()
     }
 
-    /// `RunFunction`, with the v1beta1 fallback.
+    /// `RunFunction`, with the v1beta1 fallback. A call that cannot reach
+    /// the server (a container whose port is published before its server
+    /// listens) is tried again until `deadline`, as Go's `waitForReady`.
     pub async fn run(
         &self,
         req: v1::RunFunctionRequest,
         deadline: Instant,
     ) -> Result<v1::RunFunctionResponse, String> {
         let channel = self.channel(deadline).await?;
-        let timeout = deadline.saturating_duration_since(Instant::now());
-        let mut client =
-            v1::function_runner_service_client::FunctionRunnerServiceClient::new(channel.clone())
-                .max_decoding_message_size(MAX_MESSAGE)
-                .max_encoding_message_size(MAX_MESSAGE);
-        let mut request = tonic::Request::new(req.clone());
-        request.set_timeout(timeout);
-        match client.run_function(request).await {
-            Ok(rsp) => Ok(rsp.into_inner()),
-            Err(status) if status.code() == Code::Unimplemented => {
-                run_beta(channel, &req, timeout).await
+        let mut backoff = Duration::from_millis(20);
+        loop {
+            let timeout = deadline.saturating_duration_since(Instant::now());
+            let mut client = v1::function_runner_service_client::FunctionRunnerServiceClient::new(
+                channel.clone(),
+            )
+            .max_decoding_message_size(MAX_MESSAGE)
+            .max_encoding_message_size(MAX_MESSAGE);
+            let mut request = tonic::Request::new(req.clone());
+            request.set_timeout(timeout);
+            match client.run_function(request).await {
+                Ok(rsp) => return Ok(rsp.into_inner()),
+                Err(status) if status.code() == Code::Unimplemented => {
+                    return run_beta(channel, &req, timeout).await
+                }
+                Err(status) if unreachable(&status) && Instant::now() + backoff < deadline => {
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_millis(500));
+                }
+                Err(status) => return Err(status_text(&status)),
             }
-            Err(status) => Err(status_text(&status)),
         }
     }
+}
+
+/// Whether the call failed before reaching a server.
+fn unreachable(status: &tonic::Status) -> bool {
+    status.code() == Code::Unavailable
+        || (status.code() == Code::Unknown && status.message() == "transport error")
 }
 
 /// The same call on the v1beta1 service: the messages are the same on the
@@ -93,11 +109,15 @@ async fn run_beta(
 
 /// A gRPC status as Go's client prints it.
 fn status_text(status: &tonic::Status) -> String {
-    format!(
+    let mut text = format!(
         "rpc error: code = {:?} desc = {}",
         status.code(),
         status.message()
-    )
+    );
+    if let Some(source) = std::error::Error::source(status) {
+        text.push_str(&format!(": {}", chain(source)));
+    }
+    text
 }
 
 /// Connects to `target`, retrying with backoff until `deadline`.

@@ -283,7 +283,8 @@ mod tests {
     fn sorts_keys_naturally() {
         let mut keys = vec!["a10", "a2", "B", "a", "_x", "1"];
         keys.sort_by(|a, b| key_order(a, b));
-        assert_eq!(keys, ["1", "_x", "B", "a", "a2", "a10"]);
+        // A non-digit counts as the number 0: `_x` before `1`.
+        assert_eq!(keys, ["_x", "1", "B", "a", "a2", "a10"]);
     }
 
     #[test]
