@@ -21,6 +21,8 @@ Its step's `input` says what it does, in this order (every key optional):
   copyObserved: true              status.observed = observed resource names
   copyCredentials: name           status.credentials = that credential's keys
   countCalls:  true               status.calls = calls of this step so far
+  sleepMs:     N                  take N ms (asynchronously), as a real
+                                  function's work or API calls would
 
 `--beta-only` serves only the v1beta1 service, so a client must fall back.
 """
@@ -118,6 +120,8 @@ class Runner(grpcv1.FunctionRunnerServiceServicer):
     async def RunFunction(self, req, _context):
         step = resource.struct_to_dict(req.input).get("name", "") if req.HasField("input") else ""
         self.calls[step] = self.calls.get(step, 0) + 1
+        if req.HasField("input") and "sleepMs" in req.input:
+            await asyncio.sleep(req.input["sleepMs"] / 1000)
         rsp = response.to(req)
         compose(req, rsp, self.calls[step])
         return rsp
