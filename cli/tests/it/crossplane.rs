@@ -364,9 +364,14 @@ fn crossplane_renders_with_function_pythonic() {
 }
 
 /// The Docker runtime's test function (`testdata/crossplane/fn`, a static
-/// tonic server) as an image built from scratch on the local engine: its
-/// tag, or the error of the step that failed.
+/// tonic server) as an image built from scratch on the local engine, once
+/// per test process: its tag, or the error of the step that failed.
 fn docker_function_image() -> Result<String, String> {
+    static IMAGE: OnceLock<Result<String, String>> = OnceLock::new();
+    IMAGE.get_or_init(build_docker_function_image).clone()
+}
+
+fn build_docker_function_image() -> Result<String, String> {
     let root = repo_root();
     let target_dir = root.join("target/xp-test-fn");
     let triple = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
@@ -505,4 +510,58 @@ fn crossplane_docker_runtime_starts_calls_and_removes_the_container() {
         "{stderr}"
     );
     assert_eq!(crossplane_containers_of(pid), Vec::<String>::new());
+}
+
+/// Ctrl-C while a render waits on a function: the started container is
+/// removed and krmgraph exits 130.
+#[test]
+fn crossplane_docker_containers_are_removed_on_interrupt() {
+    if !crate::util::docker_available("crossplane_docker_interrupt") {
+        return;
+    }
+    let image = docker_function_image().expect("building the test function image");
+    let dir = repo_root().join("testdata/crossplane/docker");
+    let tmp = tempfile::tempdir().unwrap();
+    let functions = tmp.path().join("functions.yaml");
+    let text = std::fs::read_to_string(dir.join("functions.yaml"))
+        .unwrap()
+        .replace("IMAGE", &image);
+    std::fs::write(&functions, text).unwrap();
+    let child = Command::new(krmgraph_bin())
+        .current_dir(&dir)
+        .args(["crossplane", "render", "xr.yaml", "composition-waits.yaml"])
+        .arg(&functions)
+        .args(["--no-cache", "--timeout=60s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("krmgraph runs");
+    let pid = child.id();
+    let started = std::time::Instant::now();
+    while crossplane_containers_of(pid).is_empty() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "no container started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The first step has run once the second waits; give it a moment.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let _ = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        crossplane_containers_of(pid),
+        Vec::<String>::new(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

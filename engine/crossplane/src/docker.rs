@@ -13,8 +13,8 @@ use std::sync::Mutex;
 use bollard::errors::Error as BollardError;
 use bollard::models::{ContainerCreateBody, HostConfig, PortBinding};
 use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, CreateImageOptionsBuilder, RemoveContainerOptionsBuilder,
-    StopContainerOptionsBuilder,
+    CreateContainerOptionsBuilder, CreateImageOptionsBuilder, ListContainersOptionsBuilder,
+    RemoveContainerOptionsBuilder, StopContainerOptionsBuilder,
 };
 use bollard::Docker;
 use futures_util::StreamExt;
@@ -315,6 +315,23 @@ pub async fn clean(docker: &Docker, id: &str, cleanup: Cleanup) {
     }
 }
 
+/// The containers (running or not) with this process's label.
+async fn labelled(docker: &Docker) -> Vec<String> {
+    let filters = HashMap::from([(
+        "label".to_string(),
+        vec![format!("{PID_LABEL}={}", std::process::id())],
+    )]);
+    let options = ListContainersOptionsBuilder::default()
+        .all(true)
+        .filters(&filters)
+        .build();
+    docker
+        .list_containers(Some(options))
+        .await
+        .map(|list| list.into_iter().filter_map(|c| c.id).collect())
+        .unwrap_or_default()
+}
+
 /// Cleans up every container of this process on SIGINT or SIGTERM, then
 /// exits as a shell reports the signal (130 or 143).
 pub async fn clean_on_interrupt(docker: Docker) {
@@ -329,7 +346,17 @@ pub async fn clean_on_interrupt(docker: Docker) {
         _ = int.recv() => 130,
         _ = term.recv() => 143,
     };
-    let live: Vec<(String, Cleanup)> = LIVE.lock().map(|l| l.clone()).unwrap_or_default();
+    let mut live: Vec<(String, Cleanup)> = LIVE.lock().map(|l| l.clone()).unwrap_or_default();
+    // A container whose create was in flight carries the label but is not
+    // registered yet: remove it too.
+    for id in labelled(&docker).await {
+        if !live
+            .iter()
+            .any(|(known, _)| id.starts_with(known) || known.starts_with(&id))
+        {
+            live.push((id, Cleanup::Remove));
+        }
+    }
     for (id, cleanup) in &live {
         clean(&docker, id, *cleanup).await;
     }
