@@ -25,7 +25,10 @@ fn string(s: &str) -> Value {
 fn object(fields: Vec<(&str, Value)>) -> Value {
     Value {
         kind: Some(Kind::StructValue(Struct {
-            fields: fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            fields: fields
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
         })),
     }
 }
