@@ -117,6 +117,11 @@ pub enum Command {
     /// order, each with its key, and whether the render cache holds this
     /// tree.
     Graph(GraphArgs),
+    /// Crossplane: render composite resources through their Compositions'
+    /// function pipelines (classic `crossplane render`), with each function
+    /// call cached and many XRs at once.
+    #[command(subcommand)]
+    Crossplane(crate::crossplane::CrossplaneCommand),
     /// Print krmgraph's version, the commit it was built from, and the kpt
     /// version whose output it matches.
     Version,

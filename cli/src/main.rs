@@ -5,6 +5,7 @@
 mod args;
 mod cache;
 mod check;
+mod crossplane;
 mod diagnostic;
 mod function;
 mod interrupt;
@@ -55,6 +56,7 @@ fn run(cli: args::Cli) -> ExitCode {
         }
         args::Command::Cache(args) => cache::command(args),
         args::Command::Graph(args) => cache::graph(args),
+        args::Command::Crossplane(command) => crossplane::run(command, &ui),
         args::Command::Version => version(),
         args::Command::Completion { shell } => completion(shell),
     }

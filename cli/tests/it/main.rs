@@ -17,6 +17,7 @@ mod cache_faults;
 mod check;
 mod conformance;
 mod containers;
+mod crossplane;
 mod demo;
 mod differential;
 mod eval_diff;

@@ -106,7 +106,7 @@ fn build_function() -> Result<PathBuf, String> {
 
 /// A root filesystem: `/fn`, and with `passwd` an `/etc/passwd` and
 /// `/etc/group` that name `nobody`.
-fn rootfs(dir: &Path, binary: &[u8], passwd: bool) -> Result<PathBuf, String> {
+pub fn rootfs(dir: &Path, binary: &[u8], passwd: bool) -> Result<PathBuf, String> {
     use std::os::unix::fs::PermissionsExt;
     let io = |e: std::io::Error| format!("{}: {e}", dir.display());
     let _ = std::fs::remove_dir_all(dir);
@@ -126,7 +126,7 @@ fn rootfs(dir: &Path, binary: &[u8], passwd: bool) -> Result<PathBuf, String> {
 }
 
 /// `tar rootfs | docker import` as `tag`, unless the engine has it.
-fn import(rootfs: &Path, mode: &str, tag: &str) -> Result<(), String> {
+pub fn import(rootfs: &Path, mode: &str, tag: &str) -> Result<(), String> {
     if image_exists(tag) {
         return Ok(());
     }

@@ -77,6 +77,13 @@ impl Encoder {
         self.emitter.set_compact_sequence_indent(compact);
     }
 
+    /// `yaml_emitter_set_width`: the column past which plain and quoted
+    /// scalars are folded (go-yaml v2 folds at 80; v3, and so kyaml,
+    /// never: -1, the default here).
+    pub fn set_width(&mut self, width: isize) {
+        self.emitter.set_width(width);
+    }
+
     /// Reserve room for `additional` more output bytes (not in go-yaml):
     /// a caller that knows roughly how much it will write (the size of the
     /// file it read) saves the buffer's regrowth.
