@@ -492,10 +492,10 @@ fn buildgrid_results_without_their_blobs_are_misses() {
     assert!(ok && runs == 4, "{first_log}");
 
     let mut deleted = 0;
-    for blob in files(&cas_dir.join("objects")) {
+    for blob in files(&cas_dir.join("cas/objects")) {
         let named = blob.1.windows(9).any(|w| w == b"krmgraph/");
         if !named {
-            std::fs::remove_file(cas_dir.join("objects").join(&blob.0)).unwrap();
+            std::fs::remove_file(cas_dir.join("cas/objects").join(&blob.0)).unwrap();
             deleted += 1;
         }
     }
