@@ -35,6 +35,9 @@ pub struct Http {
     present: Mutex<HashSet<String>>,
 }
 
+/// The bytes of a record's blobs, in the order its action result names them.
+type Blobs = Vec<Vec<u8>>;
+
 /// A response: the status and, for a 200 to a GET, the body.
 struct Answer {
     status: u16,
@@ -167,10 +170,7 @@ impl Http {
     /// `digests` order, and the bytes received. `None` when the server
     /// lacks one; the first failure is the error. Once one is missing or
     /// fails, the rest are not asked for.
-    fn get_blobs(
-        &self,
-        digests: &[proto::Digest],
-    ) -> Result<(Option<Vec<Vec<u8>>>, u64), RemoteError> {
+    fn get_blobs(&self, digests: &[proto::Digest]) -> Result<(Option<Blobs>, u64), RemoteError> {
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let missing = AtomicBool::new(false);
