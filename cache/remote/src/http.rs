@@ -7,6 +7,7 @@
 //! request bounded by the timeout.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use base64::Engine as _;
@@ -21,6 +22,8 @@ use crate::{proto, Options};
 const HEAD_FROM: usize = 16 << 10;
 /// Parallel uploads.
 const UPLOADERS: usize = 8;
+/// Parallel blob reads of one record.
+const FETCHERS: usize = 8;
 
 /// A Bazel HTTP cache.
 pub struct Http {
@@ -31,6 +34,9 @@ pub struct Http {
     /// Blobs this process sent or saw on the server.
     present: Mutex<HashSet<String>>,
 }
+
+/// The bytes of a record's blobs, in the order its action result names them.
+type Blobs = Vec<Vec<u8>>;
 
 /// A response: the status and, for a 200 to a GET, the body.
 struct Answer {
@@ -51,6 +57,9 @@ impl Http {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(options.timeout))
             .http_status_as_error(false)
+            // One kept-alive connection per uploader or fetcher thread.
+            .max_idle_connections(UPLOADERS.max(FETCHERS) * 2)
+            .max_idle_connections_per_host(UPLOADERS.max(FETCHERS))
             .build();
         Ok(Http {
             agent: config.into(),
@@ -155,6 +164,61 @@ impl Http {
     }
 }
 
+impl Http {
+    /// `GET`s of the blobs `digests` names, up to [`FETCHERS`] at a time
+    /// (else a hit is one round trip per blob, one after another), in
+    /// `digests` order, and the bytes received. `None` when the server
+    /// lacks one; the first failure is the error. Once one is missing or
+    /// fails, the rest are not asked for.
+    fn get_blobs(&self, digests: &[proto::Digest]) -> Result<(Option<Blobs>, u64), RemoteError> {
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let missing = AtomicBool::new(false);
+        let down = AtomicU64::new(0);
+        let got: Mutex<Vec<Vec<u8>>> = Mutex::new(vec![Vec::new(); digests.len()]);
+        let failure: Mutex<Option<RemoteError>> = Mutex::default();
+        let work = || {
+            while !stop.load(Ordering::Relaxed) {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(d) = digests.get(i) else {
+                    return;
+                };
+                match self.get(&format!("cas/{}", d.hash)) {
+                    Ok(Some(blob)) => {
+                        down.fetch_add(blob.len() as u64, Ordering::Relaxed);
+                        lock(&got)[i] = blob;
+                    }
+                    Ok(None) => {
+                        missing.store(true, Ordering::Relaxed);
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        lock(&failure).get_or_insert(e);
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+        };
+        std::thread::scope(|s| {
+            for _ in 1..FETCHERS.min(digests.len()) {
+                s.spawn(work);
+            }
+            work();
+        });
+        if let Some(e) = lock(&failure).take() {
+            return Err(e);
+        }
+        let down = down.into_inner();
+        if missing.into_inner() {
+            return Ok((None, down));
+        }
+        Ok((
+            Some(got.into_inner().unwrap_or_else(|e| e.into_inner())),
+            down,
+        ))
+    }
+}
+
 /// `scheme://user:pass@rest` → (`scheme://rest`, `user:pass`).
 fn split_userinfo(url: &str) -> (String, Option<String>) {
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -181,22 +245,14 @@ impl krmgraph_cache::Remote for Http {
         let Some(body) = self.get(&format!("ac/{}", ac.hash))? else {
             return Ok((None, Moved::default()));
         };
-        let mut down = body.len() as u64;
         let result = mapping::decode_result(&body)?;
-        let mut blobs = Vec::new();
-        for d in mapping::named_blobs(&result) {
-            let blob = self.get(&format!("cas/{}", d.hash))?;
-            down += blob.as_ref().map_or(0, |b| b.len() as u64);
-            let missing = blob.is_none();
-            blobs.push(blob);
-            if missing {
-                break;
-            }
-        }
-        let hit = if blobs.len() < result.output_files.len() || blobs.iter().any(Option::is_none) {
-            None
-        } else {
-            mapping::read_record(f, &result, blobs)?
+        let (blobs, down) = self.get_blobs(&mapping::named_blobs(&result))?;
+        let down = down + body.len() as u64;
+        // A blob the server lacks makes the record a miss; every blob it
+        // sent is checked against its digest by read_record.
+        let hit = match blobs {
+            Some(blobs) => mapping::read_record(f, &result, blobs.into_iter().map(Some).collect())?,
+            None => None,
         };
         Ok((hit, Moved { down, up: 0 }))
     }
@@ -204,12 +260,12 @@ impl krmgraph_cache::Remote for Http {
     fn upload(&self, uploads: &[Upload]) -> Result<Moved, RemoteError> {
         let f = DigestFn::Sha256;
         let records: Vec<Vec<u8>> = uploads.iter().map(|u| u.record.encode()).collect();
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let up = std::sync::atomic::AtomicU64::new(0);
+        let next = AtomicUsize::new(0);
+        let up = AtomicU64::new(0);
         let failure: Mutex<Option<RemoteError>> = Mutex::default();
         let work = || {
             while lock(&failure).is_none() {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(upload) = uploads.get(i) else {
                     return;
                 };
@@ -232,7 +288,7 @@ impl krmgraph_cache::Remote for Http {
                 })();
                 match sent {
                     Ok(n) => {
-                        up.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                        up.fetch_add(n, Ordering::Relaxed);
                     }
                     Err(e) => {
                         lock(&failure).get_or_insert(e);

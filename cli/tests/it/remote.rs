@@ -72,6 +72,12 @@ fn wait_for_port(port: u16, child: &mut Child, what: &str) {
 
 /// BuildGrid with an in-memory CAS and action cache.
 fn buildgrid(test: &str, dir: &Path) -> Option<Server> {
+    buildgrid_with(test, dir, "!lru-storage &cas\n    size: 256M")
+}
+
+/// BuildGrid with the CAS `storage` (a YAML tagged node named `&cas`)
+/// and an in-memory action cache.
+fn buildgrid_with(test: &str, dir: &Path, storage: &str) -> Option<Server> {
     if !installed(test, "bgd", "KRMGRAPH_REQUIRE_BUILDGRID") {
         return None;
     }
@@ -81,7 +87,7 @@ fn buildgrid(test: &str, dir: &Path) -> Option<Server> {
         &config,
         format!(
             "server:\n  - !channel\n    address: \"127.0.0.1:{port}\"\n    insecure-mode: true\n\
-             storages:\n  - !lru-storage &cas\n    size: 256M\n\
+             storages:\n  - {storage}\n\
              caches:\n  - !lru-action-cache &ac\n    storage: *cas\n    max-cached-refs: 100000\n    allow-updates: true\n    cache-failed-actions: false\n\
              instances:\n  - name: ''\n    services:\n      - !action-cache\n        cache: *ac\n      - !cas\n        storage: *cas\n      - !bytestream\n        storage: *cas\n"
         ),
@@ -463,4 +469,47 @@ fn cache_stats_checks_the_remote() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("answers; digest function Sha256"), "{text}");
+}
+
+/// Action results whose CAS blobs are gone from BuildGrid (its CAS on
+/// disk here, so the test can delete them): a miss, without a warning,
+/// and the render's own output. BuildGrid keeps the action results (they
+/// are CAS messages too, the only ones naming `krmgraph/`) and answers
+/// for them until it sees their blobs are missing.
+#[test]
+fn buildgrid_results_without_their_blobs_are_misses() {
+    let dir = tempfile::tempdir().unwrap();
+    let test = "buildgrid_results_without_their_blobs_are_misses";
+    let cas_dir = dir.path().join("bgd-cas");
+    let storage = format!("!disk-storage &cas\n    path: {}", cas_dir.display());
+    let Some(server) = buildgrid_with(test, dir.path(), &storage) else {
+        return;
+    };
+    let (source, counter) = setup(dir.path());
+    let remote = ["--remote-cache", server.url.as_str()];
+    let one = Checkout::new(dir.path(), "one", &source);
+    let (ok, first_log, runs) = one.render(&counter, &remote);
+    assert!(ok && runs == 4, "{first_log}");
+
+    let mut deleted = 0;
+    for blob in files(&cas_dir.join("cas/objects")) {
+        let named = blob.1.windows(9).any(|w| w == b"krmgraph/");
+        if !named {
+            std::fs::remove_file(cas_dir.join("cas/objects").join(&blob.0)).unwrap();
+            deleted += 1;
+        }
+    }
+    assert!(deleted > 0, "no blobs in {}", cas_dir.display());
+
+    let two = Checkout::new(dir.path(), "two", &source);
+    let (ok, log, runs) = two.render(&counter, &remote);
+    assert!(ok, "{log}");
+    assert_eq!(runs, 8, "every pipeline ran again:\n{log}");
+    assert!(
+        !log.contains("[WARN]"),
+        "a missing blob is a plain miss:\n{log}"
+    );
+    assert_eq!(files(&one.pkg()), files(&two.pkg()));
+    assert_eq!(kpt_log(&log), kpt_log(&first_log));
+    assert_eq!(two.results(), one.results());
 }
