@@ -55,6 +55,7 @@ pub fn run(input: &[u8]) -> ProcessOutput {
 
 /// A compiled template: its engine and the rule to query.
 struct Template {
+    name: String,
     kind: String,
     engine: Result<(regorus::Engine, String), String>,
 }
@@ -96,7 +97,7 @@ fn run_list(mut list: ResourceList) -> Outcome {
     for t in &templates {
         if let Err(e) = &t.engine {
             results.push(Item::with_severity(
-                format!("invalid ConstraintTemplate for kind {}: {e}", t.kind),
+                format!("invalid ConstraintTemplate {:?} (kind {}): {e}", t.name, t.kind),
                 "error",
             ));
         }
@@ -183,17 +184,36 @@ fn compile(template: &Value) -> Template {
             let rego = target.get("rego").and_then(Value::as_str).unwrap_or("");
             let package = engine
                 .add_policy(format!("{kind}.rego"), rego.to_string())
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| format!("{e:#}"))?;
             let libs = target.get("libs").and_then(Value::as_array);
             for (i, lib) in libs.into_iter().flatten().enumerate() {
                 let lib = lib.as_str().unwrap_or("");
                 engine
                     .add_policy(format!("{kind}-lib{i}.rego"), lib.to_string())
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| format!("{e:#}"))?;
             }
             Ok((engine, format!("{package}.violation")))
         });
-    Template { kind, engine }
+    Template {
+        name: text(template, "/metadata/name"),
+        kind,
+        engine: engine.map_err(|e| rego_error(&e)),
+    }
+}
+
+/// regorus' parse error on one line: `<file>:<line>:<col>: <message>`
+/// (the Rego's own line and column), from its `--> <file>:<line>:<col>`
+/// and `error: <message>` lines.
+fn rego_error(e: &str) -> String {
+    let location = e
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("--> "))
+        .map(str::trim);
+    let message = e.lines().rev().find_map(|l| l.trim().strip_prefix("error: "));
+    match (location, message) {
+        (Some(at), Some(message)) => format!("{at}: {message}"),
+        _ => e.trim().replace('\n', " "),
+    }
 }
 
 /// The messages of the template's `violation` rule for `object` under

@@ -94,7 +94,8 @@ fn a_template_that_does_not_parse_is_an_error() {
     assert_eq!(out.exit_code, Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.starts_with("[error] : invalid ConstraintTemplate for kind K8sConfigMapKeysRulesV1: "),
+        stderr
+            == "[error] : invalid ConstraintTemplate \"k8sconfigmapkeysrulesv1\" (kind K8sConfigMapKeysRulesV1): K8sConfigMapKeysRulesV1.rego:8:7: expecting `}` while parsing query",
         "{stderr}"
     );
 }

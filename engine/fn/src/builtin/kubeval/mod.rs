@@ -95,7 +95,7 @@ impl Config {
                 Some("1" | "t" | "T" | "true" | "TRUE" | "True") => Ok(true),
                 Some("0" | "f" | "F" | "false" | "FALSE" | "False") => Ok(false),
                 Some(other) => Err(format!(
-                    "strconv.ParseBool: parsing {}: invalid syntax",
+                    "{k}: strconv.ParseBool: parsing {}: invalid syntax",
                     krmgraph_util::gostr::quote(other)
                 )),
             }
