@@ -73,7 +73,10 @@ fn run_list(mut list: ResourceList) -> Outcome {
     let mut constraints = Vec::new();
     let mut results = Vec::new();
     for value in &values {
-        let api_version = value.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        let api_version = value
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
         if api_version.starts_with(TEMPLATE_GROUP) && kind == "ConstraintTemplate" {
             templates.push(compile(value));
@@ -97,7 +100,10 @@ fn run_list(mut list: ResourceList) -> Outcome {
     for t in &templates {
         if let Err(e) = &t.engine {
             results.push(Item::with_severity(
-                format!("invalid ConstraintTemplate {:?} (kind {}): {e}", t.name, t.kind),
+                format!(
+                    "invalid ConstraintTemplate {:?} (kind {}): {e}",
+                    t.name, t.kind
+                ),
                 "error",
             ));
         }
@@ -209,7 +215,10 @@ fn rego_error(e: &str) -> String {
         .lines()
         .find_map(|l| l.trim().strip_prefix("--> "))
         .map(str::trim);
-    let message = e.lines().rev().find_map(|l| l.trim().strip_prefix("error: "));
+    let message = e
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("error: "));
     match (location, message) {
         (Some(at), Some(message)) => format!("{at}: {message}"),
         _ => e.trim().replace('\n', " "),

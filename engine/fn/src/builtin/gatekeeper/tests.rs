@@ -122,15 +122,26 @@ fn match_rules() {
     let ns = json!({"kind": "Namespace", "metadata": {"name": "prod", "labels": {"env": "prod"}}});
     let obj = json!({"apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": "web-1", "namespace": "prod", "labels": {"app": "web"}}});
-    let m = |spec: serde_json::Value| super::matches(&json!({"spec": {"match": spec}}), &obj, &[&ns]);
-    assert!(m(json!({"kinds": [{"apiGroups": ["apps"], "kinds": ["Deployment"]}]})));
-    assert!(!m(json!({"kinds": [{"apiGroups": [""], "kinds": ["Deployment"]}]})));
+    let m =
+        |spec: serde_json::Value| super::matches(&json!({"spec": {"match": spec}}), &obj, &[&ns]);
+    assert!(m(
+        json!({"kinds": [{"apiGroups": ["apps"], "kinds": ["Deployment"]}]})
+    ));
+    assert!(!m(
+        json!({"kinds": [{"apiGroups": [""], "kinds": ["Deployment"]}]})
+    ));
     assert!(m(json!({"namespaces": ["pro*"]})));
     assert!(!m(json!({"excludedNamespaces": ["prod"]})));
     assert!(m(json!({"name": "web-*"})));
     assert!(!m(json!({"scope": "Cluster"})));
-    assert!(m(json!({"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]}})));
+    assert!(m(
+        json!({"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]}})
+    ));
     assert!(!m(json!({"labelSelector": {"matchLabels": {"app": "db"}}})));
-    assert!(m(json!({"namespaceSelector": {"matchLabels": {"env": "prod"}}})));
-    assert!(!m(json!({"namespaceSelector": {"matchLabels": {"env": "dev"}}})));
+    assert!(m(
+        json!({"namespaceSelector": {"matchLabels": {"env": "prod"}}})
+    ));
+    assert!(!m(
+        json!({"namespaceSelector": {"matchLabels": {"env": "dev"}}})
+    ));
 }

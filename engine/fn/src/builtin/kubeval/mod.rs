@@ -143,7 +143,12 @@ fn run_list(list: ResourceList, latest: bool) -> Outcome {
         if config.skip_kinds.contains(&meta.kind) {
             continue;
         }
-        if latest && meta.annotations.get(LOCAL_CONFIG).is_some_and(|v| v != "false") {
+        if latest
+            && meta
+                .annotations
+                .get(LOCAL_CONFIG)
+                .is_some_and(|v| v != "false")
+        {
             continue;
         }
         let at = |message: String, field: String| Item {

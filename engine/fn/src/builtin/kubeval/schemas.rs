@@ -31,10 +31,12 @@ struct Version {
 
 fn bundle() -> &'static Bundle {
     static BUNDLE: OnceLock<Bundle> = OnceLock::new();
-    BUNDLE.get_or_init(|| decode(BUNDLE_BYTES).unwrap_or(Bundle {
-        pool: HashMap::new(),
-        versions: Vec::new(),
-    }))
+    BUNDLE.get_or_init(|| {
+        decode(BUNDLE_BYTES).unwrap_or(Bundle {
+            pool: HashMap::new(),
+            versions: Vec::new(),
+        })
+    })
 }
 
 fn decode(bytes: &[u8]) -> Option<Bundle> {
@@ -320,10 +322,7 @@ fn yaml_files(dir: &Path) -> Vec<Value> {
     };
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| Some(e.ok()?.path()))
-        .filter(|p| {
-            p.extension()
-                .is_some_and(|e| e == "yaml" || e == "yml")
-        })
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml" || e == "yml"))
         .collect();
     paths.sort();
     paths
@@ -366,8 +365,17 @@ pub fn json_schema(openapi: &Value, root: bool) -> Value {
                     .map(|all| all.iter().map(|s| json_schema(s, false)).collect())
                     .unwrap_or_default(),
             ),
-            "type" | "required" | "enum" | "pattern" | "minimum" | "maximum" | "minLength"
-            | "maxLength" | "minItems" | "maxItems" | "additionalProperties" => v.clone(),
+            "type"
+            | "required"
+            | "enum"
+            | "pattern"
+            | "minimum"
+            | "maximum"
+            | "minLength"
+            | "maxLength"
+            | "minItems"
+            | "maxItems"
+            | "additionalProperties" => v.clone(),
             _ => continue,
         };
         out.insert(k.clone(), converted);
@@ -392,7 +400,11 @@ pub fn json_schema(openapi: &Value, root: bool) -> Value {
             .entry("properties")
             .or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(props) = props {
-            for (name, t) in [("apiVersion", "string"), ("kind", "string"), ("metadata", "object")] {
+            for (name, t) in [
+                ("apiVersion", "string"),
+                ("kind", "string"),
+                ("metadata", "object"),
+            ] {
                 props
                     .entry(name)
                     .or_insert_with(|| serde_json::json!({ "type": t }));

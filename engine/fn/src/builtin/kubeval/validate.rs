@@ -191,7 +191,10 @@ impl Validator<'_> {
             Some(Value::Bool(false)) if self.strict => {
                 for key in map.keys() {
                     if !props.is_some_and(|p| p.contains_key(key)) {
-                        errors.push(at(key, &format!("Additional property {key} is not allowed")));
+                        errors.push(at(
+                            key,
+                            &format!("Additional property {key} is not allowed"),
+                        ));
                     }
                 }
             }
@@ -279,7 +282,10 @@ fn scalar_constraints(
             let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
             errors.push(at(
                 context,
-                &format!("{context} must be one of the following: {}", list.join(", ")),
+                &format!(
+                    "{context} must be one of the following: {}",
+                    list.join(", ")
+                ),
             ));
         }
     }
@@ -320,7 +326,10 @@ fn scalar_constraints(
         Value::Array(items) => {
             let len = items.len() as f64;
             if let Some(min) = num("minItems").filter(|m| len < *m) {
-                errors.push(at(context, &format!("Array must have at least {min} items")));
+                errors.push(at(
+                    context,
+                    &format!("Array must have at least {min} items"),
+                ));
             }
             if let Some(max) = num("maxItems").filter(|m| len > *m) {
                 errors.push(at(context, &format!("Array must have at most {max} items")));
