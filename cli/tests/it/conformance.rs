@@ -583,7 +583,10 @@ fn validator_cases() {
         .collect();
     assert!(!all.is_empty(), "no cases in {}", root.display());
     let regressions = run_corpus("testdata/validators", &root, &all);
-    assert!(regressions.is_empty(), "validator cases failed: {regressions:?}");
+    assert!(
+        regressions.is_empty(),
+        "validator cases failed: {regressions:?}"
+    );
 }
 
 /// kpt's own e2e cases (`KRMGRAPH_CONFORMANCE_DIR`, CI:

@@ -127,7 +127,7 @@ pub struct Found<'a> {
 
 /// Every source of schemas of one run.
 pub struct Schemas {
-    builtin: Option<&'static Version>,
+    builtin: Option<BundleRefs>,
     /// `schema_location`, as configured (a path or a `file://` URL).
     location: Option<String>,
     /// `<master|vX.Y.Z>-standalone[-strict]`.
@@ -189,7 +189,7 @@ impl Schemas {
         };
         let suffix = if strict { "-strict" } else { "" };
         let mut schemas = Schemas {
-            builtin,
+            builtin: builtin.map(BundleRefs),
             location: location.map(str::to_string),
             version_dir: format!("{version}-standalone{suffix}"),
             files: HashMap::new(),
@@ -255,12 +255,11 @@ impl Schemas {
                 resolver: &LocalRefs,
             });
         }
-        let builtin = self.builtin?;
-        let schema = bundle().pool.get(builtin.kinds.get(&file)?)?;
-        // The resolver lives as long as the bundle: one per version.
+        let refs = self.builtin.as_ref()?;
+        let schema = bundle().pool.get(refs.0.kinds.get(&file)?)?;
         Some(Found {
             schema,
-            resolver: bundle_refs(builtin),
+            resolver: refs,
         })
     }
 
@@ -299,20 +298,6 @@ impl Schemas {
             }
         }
     }
-}
-
-fn bundle_refs(version: &'static Version) -> &'static BundleRefs {
-    static REFS: OnceLock<Vec<BundleRefs>> = OnceLock::new();
-    let all = REFS.get_or_init(|| {
-        bundle()
-            .versions
-            .iter()
-            .map(|(_, v)| BundleRefs(v))
-            .collect()
-    });
-    all.iter()
-        .find(|r| std::ptr::eq(r.0, version))
-        .unwrap_or(&all[0])
 }
 
 /// The resources (as JSON) in the `*.yaml`/`*.yml` files directly in `dir`.
