@@ -69,89 +69,28 @@ struct Constraint {
 
 fn run_list(mut list: ResourceList) -> Outcome {
     let values: Vec<Value> = list.items.iter().map(to_json).collect();
-    let mut templates = Vec::new();
-    let mut constraints = Vec::new();
-    let mut results = Vec::new();
-    for value in &values {
-        let api_version = value
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
-        if api_version.starts_with(TEMPLATE_GROUP) && kind == "ConstraintTemplate" {
-            templates.push(compile(value));
-        } else if api_version.starts_with(CONSTRAINT_GROUP) {
-            let action = value
-                .pointer("/spec/enforcementAction")
-                .and_then(Value::as_str)
-                .unwrap_or("deny");
-            constraints.push(Constraint {
-                name: text(value, "/metadata/name"),
-                kind: kind.to_string(),
-                value: value.clone(),
-                severity: match action {
-                    "warn" => "warning",
-                    "dryrun" => "info",
-                    _ => "error",
-                },
-            });
-        }
-    }
-    for t in &templates {
-        if let Err(e) = &t.engine {
-            results.push(Item::with_severity(
-                format!(
-                    "invalid ConstraintTemplate {:?} (kind {}): {e}",
-                    t.name, t.kind
-                ),
-                "error",
-            ));
-        }
-    }
-    for c in &constraints {
-        if !templates.iter().any(|t| t.kind == c.kind) {
-            results.push(Item::with_severity(
-                format!(
-                    "Constraint {}/{}: no ConstraintTemplate in the package defines kind {}",
-                    c.kind, c.name, c.kind
-                ),
-                "error",
-            ));
-        }
-    }
+    let (mut templates, constraints) = policies(&values);
+    let mut results = policy_errors(&templates, &constraints);
     let namespaces: Vec<&Value> = values
         .iter()
         .filter(|v| v.get("kind").and_then(Value::as_str) == Some("Namespace"))
         .collect();
     for (item, value) in list.items.iter().zip(&values) {
-        let api_version = text(value, "/apiVersion");
-        if api_version.starts_with(TEMPLATE_GROUP) || api_version.starts_with(CONSTRAINT_GROUP) {
-            continue;
-        }
-        for c in &constraints {
-            if !matches(&c.value, value, &namespaces) {
-                continue;
-            }
-            let Some(Ok((engine, rule))) = templates
-                .iter_mut()
-                .find(|t| t.kind == c.kind)
-                .map(|t| t.engine.as_mut().map(|(e, r)| (e, r.clone())))
-            else {
-                continue;
-            };
-            for message in violations(engine, &rule, value, &c.value) {
-                results.push(result(item, value, message, c));
-            }
+        if !is_policy(value) {
+            review(
+                item,
+                value,
+                &mut templates,
+                &constraints,
+                &namespaces,
+                &mut results,
+            );
         }
     }
     let failed = results.iter().any(|r| r.severity == "error");
     let stderr = if failed {
-        results
-            .iter()
-            .map(framework_line)
-            .collect::<Vec<_>>()
-            .join("\n\n")
-            .into_bytes()
+        let lines: Vec<String> = results.iter().map(framework_line).collect();
+        lines.join("\n\n").into_bytes()
     } else {
         Vec::new()
     };
@@ -161,6 +100,87 @@ fn run_list(mut list: ResourceList) -> Outcome {
         stderr,
         exit_code: i32::from(failed),
         unwritable: Some(framework::failure),
+    }
+}
+
+fn is_policy(value: &Value) -> bool {
+    let api_version = text(value, "/apiVersion");
+    api_version.starts_with(TEMPLATE_GROUP) || api_version.starts_with(CONSTRAINT_GROUP)
+}
+
+/// The templates (compiled) and constraints among the resources.
+fn policies(values: &[Value]) -> (Vec<Template>, Vec<Constraint>) {
+    let mut templates = Vec::new();
+    let mut constraints = Vec::new();
+    for value in values {
+        let api_version = text(value, "/apiVersion");
+        let kind = text(value, "/kind");
+        if api_version.starts_with(TEMPLATE_GROUP) && kind == "ConstraintTemplate" {
+            templates.push(compile(value));
+        } else if api_version.starts_with(CONSTRAINT_GROUP) {
+            let action = value
+                .pointer("/spec/enforcementAction")
+                .and_then(Value::as_str)
+                .unwrap_or("deny");
+            constraints.push(Constraint {
+                name: text(value, "/metadata/name"),
+                kind,
+                value: value.clone(),
+                severity: match action {
+                    "warn" => "warning",
+                    "dryrun" => "info",
+                    _ => "error",
+                },
+            });
+        }
+    }
+    (templates, constraints)
+}
+
+/// Templates that do not compile, constraints without a template.
+fn policy_errors(templates: &[Template], constraints: &[Constraint]) -> Vec<Item> {
+    let mut errors = Vec::new();
+    for t in templates {
+        if let Err(e) = &t.engine {
+            let message = format!(
+                "invalid ConstraintTemplate {:?} (kind {}): {e}",
+                t.name, t.kind
+            );
+            errors.push(Item::with_severity(message, "error"));
+        }
+    }
+    for c in constraints {
+        if !templates.iter().any(|t| t.kind == c.kind) {
+            let message = format!(
+                "Constraint {}/{}: no ConstraintTemplate in the package defines kind {}",
+                c.kind, c.name, c.kind
+            );
+            errors.push(Item::with_severity(message, "error"));
+        }
+    }
+    errors
+}
+
+/// Every constraint that selects one resource, evaluated against it.
+fn review(
+    item: &krmgraph_yaml::Node,
+    value: &Value,
+    templates: &mut [Template],
+    constraints: &[Constraint],
+    namespaces: &[&Value],
+    results: &mut Vec<Item>,
+) {
+    for c in constraints {
+        if !matches(&c.value, value, namespaces) {
+            continue;
+        }
+        let template = templates.iter_mut().find(|t| t.kind == c.kind);
+        let Some(Ok((engine, rule))) = template.map(|t| t.engine.as_mut()) else {
+            continue;
+        };
+        for message in violations(engine, rule, value, &c.value) {
+            results.push(result(item, value, message, c));
+        }
     }
 }
 

@@ -139,53 +139,7 @@ fn run_list(list: ResourceList, latest: bool) -> Outcome {
     }
     let mut results = Vec::new();
     for (item, value) in order.iter().map(|&i| (&list.items[i], &values[i])) {
-        let meta = rnode::get_meta(item).unwrap_or_default();
-        if config.skip_kinds.contains(&meta.kind) {
-            continue;
-        }
-        if latest
-            && meta
-                .annotations
-                .get(LOCAL_CONFIG)
-                .is_some_and(|v| v != "false")
-        {
-            continue;
-        }
-        let at = |message: String, field: String| Item {
-            message,
-            severity: "error",
-            resource_ref: Some(ResourceRef {
-                api_version: meta.api_version.clone(),
-                kind: meta.kind.clone(),
-                name: meta.name.clone(),
-                namespace: meta.namespace.clone(),
-            }),
-            field_path: field,
-            file_path: report::file_path(item),
-            file_index: report::file_index(item),
-        };
-        schemas.load(&meta.api_version, &meta.kind);
-        match schemas.find(&meta.api_version, &meta.kind) {
-            Some(found) => {
-                let validator = Validator {
-                    resolver: found.resolver,
-                    root: found.schema,
-                    strict: config.strict,
-                };
-                for e in validator.validate(found.schema, value) {
-                    results.push(at(e.message, e.field));
-                }
-            }
-            None if config.ignore_missing_schemas => {}
-            None => {
-                let url = schemas.url(&schemas::file_name(&meta.api_version, &meta.kind));
-                let path = url.strip_prefix("file://").unwrap_or(&url).to_string();
-                results.push(at(
-                    format!("{MISSING}\nERR  - stdin: Failed initializing schema {url}: open {path}: no such file or directory\n"),
-                    String::new(),
-                ));
-            }
-        }
+        results.extend(check(item, value, &mut schemas, &config, latest));
     }
     let failed = !results.is_empty();
     let mut list = list;
@@ -195,6 +149,58 @@ fn run_list(list: ResourceList, latest: bool) -> Outcome {
         stderr: Vec::new(),
         exit_code: i32::from(failed),
         unwritable: Some(framework::failure),
+    }
+}
+
+/// The results of one resource: its schema errors, or that it has no
+/// schema; none when its kind is skipped (or, for the later versions, it
+/// is local configuration).
+fn check(
+    item: &krmgraph_yaml::Node,
+    value: &Value,
+    schemas: &mut Schemas,
+    config: &Config,
+    latest: bool,
+) -> Vec<Item> {
+    let meta = rnode::get_meta(item).unwrap_or_default();
+    let local = meta
+        .annotations
+        .get(LOCAL_CONFIG)
+        .is_some_and(|v| v != "false");
+    if config.skip_kinds.contains(&meta.kind) || (latest && local) {
+        return Vec::new();
+    }
+    let at = |message: String, field: String| Item {
+        message,
+        severity: "error",
+        resource_ref: Some(ResourceRef {
+            api_version: meta.api_version.clone(),
+            kind: meta.kind.clone(),
+            name: meta.name.clone(),
+            namespace: meta.namespace.clone(),
+        }),
+        field_path: field,
+        file_path: report::file_path(item),
+        file_index: report::file_index(item),
+    };
+    schemas.load(&meta.api_version, &meta.kind);
+    match schemas.find(&meta.api_version, &meta.kind) {
+        Some(found) => {
+            let validator = Validator {
+                resolver: found.resolver,
+                root: found.schema,
+                strict: config.strict,
+            };
+            let errors = validator.validate(found.schema, value);
+            errors.into_iter().map(|e| at(e.message, e.field)).collect()
+        }
+        None if config.ignore_missing_schemas => Vec::new(),
+        None => {
+            let url = schemas.url(&schemas::file_name(&meta.api_version, &meta.kind));
+            let path = url.strip_prefix("file://").unwrap_or(&url);
+            let message = format!("{MISSING}\nERR  - stdin: Failed initializing schema {url}: open {path}: no such file or directory\n");
+            vec![at(message, String::new())]
+        }
     }
 }
 
