@@ -83,6 +83,8 @@ fn description(name: &str) -> &'static str {
         "create-setters" => "add setter comments to fields holding the given values",
         "drop-comments" => "remove every comment",
         "ensure-name-substring" => "prefix or suffix resource names (and references to them)",
+        "gatekeeper" => "check resources against the package's Gatekeeper constraints (Rego)",
+        "kubeval" => "validate resources against Kubernetes schemas and the package's CRDs",
         "list-setters" => "list the setters used in the package",
         "no-op" => "change nothing (tests and pipelines under construction)",
         "remove-local-config-resources" => {

@@ -568,6 +568,27 @@ fn project_cases() {
     );
 }
 
+/// krmgraph's own cases of the built-in validators (kubeval, gatekeeper),
+/// whose images kpt cannot pull here: the expectations are krmgraph's,
+/// checked by hand, so they are not blessed with kpt.
+#[test]
+fn validator_cases() {
+    let root = repo_root().join("testdata/validators");
+    let all: BTreeMap<String, String> = find_cases(&root)
+        .iter()
+        .map(|c| {
+            let name = c.strip_prefix(&root).unwrap().to_string_lossy();
+            (name.to_string(), "pass".to_string())
+        })
+        .collect();
+    assert!(!all.is_empty(), "no cases in {}", root.display());
+    let regressions = run_corpus("testdata/validators", &root, &all);
+    assert!(
+        regressions.is_empty(),
+        "validator cases failed: {regressions:?}"
+    );
+}
+
 /// kpt's own e2e cases (`KRMGRAPH_CONFORMANCE_DIR`, CI:
 /// `../shared/conformance/kpt-fn-render`).
 #[test]

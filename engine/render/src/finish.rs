@@ -437,17 +437,45 @@ fn attribute(resources: &mut [Node], attribution: bool) {
             return;
         }
         let current = krm::annotation(r, CNRM_ANNOTATION).unwrap_or_default();
-        let value = if current.is_empty() {
-            "kpt-fn".to_string()
-        } else if current.contains("kpt-fn") || current.ends_with("-fn") {
-            current
-        } else if current.starts_with("kpt") {
-            format!("{current}-fn")
-        } else {
-            format!("{current},kpt-fn")
-        };
+        let value = record_fn_action(&current);
         krm::set_annotation(r, CNRM_ANNOTATION, &value);
     });
+}
+
+/// kpt's `recordAction(value, "fn")`, as found by rendering with kpt
+/// (`testdata/render/cnrm-attribution`): an empty value becomes `kpt-fn`;
+/// a value without `kpt-` gets `,kpt-fn` appended; otherwise each
+/// comma-separated element containing `kpt` (not `kpt-`: `kpt,kpt-fn`
+/// becomes `kpt-fn,kpt-fn-fn`) is rewritten whole as `kpt-`
+/// and the groups found so far, joined by `-`, where each such element
+/// adds `pkg` if it contains `pkg`, then `fn`, then `live` if it contains
+/// `live` — the list is not reset between elements, so `kpt-pkg,kpt-live`
+/// becomes `kpt-pkg-fn,kpt-pkg-fn-fn-live`, and `kpt-pkg-fn-live` stays.
+fn record_fn_action(current: &str) -> String {
+    if current.is_empty() {
+        return "kpt-fn".to_string();
+    }
+    if !current.contains("kpt-") {
+        return format!("{current},kpt-fn");
+    }
+    let mut groups: Vec<&str> = Vec::new();
+    let elements: Vec<String> = current
+        .split(',')
+        .map(|element| {
+            if !element.contains("kpt") {
+                return element.to_string();
+            }
+            if element.contains("pkg") {
+                groups.push("pkg");
+            }
+            groups.push("fn");
+            if element.contains("live") {
+                groups.push("live");
+            }
+            format!("kpt-{}", groups.join("-"))
+        })
+        .collect();
+    elements.join(",")
 }
 
 /// Writes `results.yaml` into `results_dir` (`--results-dir`), if set.
@@ -467,4 +495,34 @@ pub fn save_results(
         .and_then(|_| krmgraph_util::fsutil::write_atomic(&path, &bytes))
         .map_err(|e| RenderError::Message(format!("{}: {e}", path.display())))?;
     Ok(Some(path))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn attribution_as_kpt_records_it() {
+        // What kpt v1.0.0-beta.56 writes for each value, rendering with no
+        // pipeline (values with several `kpt-` elements grow at every
+        // render, so the data case `testdata/render/cnrm-attribution`
+        // cannot hold them).
+        for (before, after) in [
+            ("", "kpt-fn"),
+            ("kpt-pkg-fn-live", "kpt-pkg-fn-live"),
+            ("foo,kpt-pkg-fn-live", "foo,kpt-pkg-fn-live"),
+            ("kpt-live-pkg", "kpt-pkg-fn-live"),
+            ("kpt-pkg,kpt-live", "kpt-pkg-fn,kpt-pkg-fn-fn-live"),
+            ("kpt-live,kpt-pkg", "kpt-fn-live,kpt-fn-live-pkg-fn"),
+            ("kpt-pkg,x,kpt-fn", "kpt-pkg-fn,x,kpt-pkg-fn-fn"),
+            ("kpt-a,kpt-b,kpt-c", "kpt-fn,kpt-fn-fn,kpt-fn-fn-fn"),
+            ("foo, kpt-pkg", "foo,kpt-pkg-fn"),
+            ("kptfn", "kptfn,kpt-fn"),
+            ("kpt", "kpt,kpt-fn"),
+            ("kpt,kpt-fn", "kpt-fn,kpt-fn-fn"),
+            ("kptfn,kpt-pkg", "kpt-fn,kpt-fn-pkg-fn"),
+            ("k-p-t,kpt-pkg", "k-p-t,kpt-pkg-fn"),
+            ("kpt-pkg,", "kpt-pkg-fn,"),
+        ] {
+            assert_eq!(super::record_fn_action(before), after, "{before:?}");
+        }
+    }
 }

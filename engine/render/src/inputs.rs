@@ -29,8 +29,10 @@ use krmgraph_fn::RunnerOptions;
 use crate::shortcut::Hasher;
 use crate::{Order, RenderOptions};
 
-/// Bump when what a key covers changes.
-const SCHEMA: &str = "krmgraph render inputs v1";
+/// Bump when what a key covers changes (v2: kpt's attribution rule for
+/// existing `kpt-...` values; records made before would replay the old
+/// one).
+const SCHEMA: &str = "krmgraph render inputs v2";
 
 /// The digest of everything in `options` that changes a render's output
 /// or log, with the schema and krmgraph's version.

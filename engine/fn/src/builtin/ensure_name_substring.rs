@@ -7,7 +7,8 @@
 //! `substring`, `editMode` (`prepend`, the default, or `append`) and
 //! `additionalNameFields` (kustomize field specs).
 //!
-//! Every resource but local configuration and `CustomResourceDefinition`,
+//! Every resource but local configuration (except the functionConfig
+//! itself, when it is one of the resources) and `CustomResourceDefinition`,
 //! `Namespace` and `APIService` objects gets the substring added to
 //! `metadata.name` (and to the additional name fields that select it)
 //! unless the name already contains it. References to renamed resources
@@ -40,7 +41,7 @@ pub static BUILTINS: &[Builtin] = &[Builtin {
     name: "ensure-name-substring",
     registry: "gcr.io/kpt-fn/",
     tags: &["unstable", "latest"],
-    version: "1",
+    version: "2",
     config_kinds: &["ConfigMap", "EnsureNameSubstring"],
     run,
     direct: Some(run_direct),
@@ -186,15 +187,21 @@ fn run_list(mut list: ResourceList) -> Outcome {
         Ok(c) => c,
         Err(e) => return report::kyaml_failure(list, &e),
     };
-    transform(&mut list.items, &config);
+    let own = list.function_config.as_ref().map(ObjectRef::of);
+    transform(&mut list.items, &config, own.as_ref());
     Outcome::success(list)
 }
 
-/// Applies the function to `items`.
-pub fn transform(items: &mut [Node], config: &Config) {
+/// Applies the function to `items`; `own` names the functionConfig: when the package
+/// holds it (`fn eval --fn-config` on a file of the package), it is renamed
+/// although it is local configuration, as the catalog's function was seen
+/// doing (issue 34); other local configuration is left alone.
+fn transform(items: &mut [Node], config: &Config, own: Option<&ObjectRef>) {
+    let renamed =
+        |i: &Node| !scope::is_local_config(i) || own.is_some_and(|o| ObjectRef::of(i) == *o);
     let mut renames = Vec::new();
     let mut moved: Vec<(ObjectRef, String)> = Vec::new();
-    for item in items.iter_mut().filter(|i| !scope::is_local_config(i)) {
+    for item in items.iter_mut().filter(|i| renamed(i)) {
         let meta = rnode::get_meta(item).unwrap_or_default();
         if SKIPPED_KINDS.contains(&meta.kind.as_str()) {
             continue;
@@ -224,7 +231,7 @@ pub fn transform(items: &mut [Node], config: &Config) {
             }
         }
     }
-    for item in items.iter_mut().filter(|i| !scope::is_local_config(i)) {
+    for item in items.iter_mut().filter(|i| renamed(i)) {
         nameref::update(item, &renames);
         depends_on::rewrite(item, |r| {
             let (_, new) = moved.iter().find(|(old, _)| r.names(old))?;

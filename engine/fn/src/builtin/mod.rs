@@ -22,6 +22,9 @@ pub(crate) mod drop_comments;
 pub(crate) mod ensure_name_substring;
 pub mod fixed_point;
 pub(crate) mod framework;
+pub(crate) mod gatekeeper;
+pub(crate) mod json_value;
+pub(crate) mod kubeval;
 pub(crate) mod kustomize;
 pub(crate) mod list_setters;
 pub(crate) mod no_op;
@@ -124,6 +127,8 @@ pub static REGISTRY: &[&[Builtin]] = &[
     set_labels::BUILTINS,
     set_annotations::BUILTINS,
     ensure_name_substring::BUILTINS,
+    kubeval::BUILTINS,
+    gatekeeper::BUILTINS,
 ];
 
 /// The demo and identity functions.

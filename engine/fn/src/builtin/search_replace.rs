@@ -7,7 +7,7 @@
 //! `by-file-path` (slash-separated `path.Match` segments, `**` any number of
 //! directories, against the `config.kubernetes.io/path` annotation);
 //! mutators `put-value` and `put-comment`, where `${1}`-style references
-//! expand to the regex's capture groups (Go's `Regexp.Expand`). The given
+//! expand to the regex's capture groups (only those: [`expand_groups`]). The given
 //! matchers must all match.
 //!
 //! Results (no severity): `Mutated field value to "<value>"` (or
@@ -28,7 +28,7 @@ pub static BUILTINS: &[Builtin] = &[
         name: "search-replace",
         registry: "gcr.io/kpt-fn/",
         tags: &["v0.1", "v0.1.0", "v0.1.1", "v0.1.2"],
-        version: "1",
+        version: "2",
         config_kinds: &["ConfigMap"],
         run: run_v0_1,
         direct: Some(run_direct_v0_1),
@@ -38,7 +38,7 @@ pub static BUILTINS: &[Builtin] = &[
         name: "search-replace",
         registry: "gcr.io/kpt-fn/",
         tags: &["v0.2", "v0.2.0", "unstable", "latest"],
-        version: "1",
+        version: "2",
         config_kinds: &["ConfigMap"],
         run,
         direct: Some(run_direct),
@@ -210,67 +210,20 @@ pub fn file_path_match(pattern: &str, path: &str) -> bool {
     })
 }
 
-/// Go's `Regexp.Expand` of `template` with the groups of `caps`: `$1`,
-/// `${1}`, `$name`, `${name}`, `$$`; a malformed reference is kept as
-/// text, an unknown group expands to nothing.
-pub fn go_expand(template: &str, re: &regex::Regex, caps: &regex::Captures<'_>) -> String {
-    let mut out = String::new();
-    let mut rest = template;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        rest = &rest[i + 1..];
-        if let Some(r) = rest.strip_prefix('$') {
-            out.push('$');
-            rest = r;
-            continue;
-        }
-        let Some((name, after)) = extract_ref(rest) else {
-            out.push('$');
-            continue;
-        };
-        rest = after;
-        let group = match group_number(name) {
-            Some(n) => caps.get(n),
-            None => re
-                .capture_names()
-                .position(|n| n == Some(name))
-                .and_then(|i| caps.get(i)),
-        };
-        if let Some(m) = group {
-            out.push_str(m.as_str());
-        }
+/// The catalog function's expansion of `template` with the groups of
+/// `caps`: each `${N}`, for N from 0 to the number of groups, replaced in
+/// turn (`strings.ReplaceAll`) by group N's text (empty when it took no
+/// part). Nothing else is a reference: `$1`, `$$` and `${name}` — setter
+/// names such as `${host}` in a `kpt-set:` comment — stay as they are, as
+/// does a number past the last group. (Not Go's `Regexp.Expand`, which
+/// would drop `${host}`: what the catalog's function was seen doing.)
+pub fn expand_groups(template: &str, caps: &regex::Captures<'_>) -> String {
+    let mut out = template.to_string();
+    for i in 0..caps.len() {
+        let text = caps.get(i).map_or("", |m| m.as_str());
+        out = out.replace(&format!("${{{i}}}"), text);
     }
-    out.push_str(rest);
     out
-}
-
-/// Go's `extract`: the name after `$` (braced or not) and the rest.
-fn extract_ref(s: &str) -> Option<(&str, &str)> {
-    let (braced, body) = match s.strip_prefix('{') {
-        Some(b) => (true, b),
-        None => (false, s),
-    };
-    let end = body
-        .char_indices()
-        .find(|&(_, c)| !(c.is_alphanumeric() || c == '_'))
-        .map_or(body.len(), |(i, _)| i);
-    if end == 0 {
-        return None;
-    }
-    let name = &body[..end];
-    if braced {
-        let after = body[end..].strip_prefix('}')?;
-        return Some((name, after));
-    }
-    Some((name, &body[end..]))
-}
-
-/// A group number as Go reads one: digits, no leading zero, below 1e8.
-fn group_number(name: &str) -> Option<usize> {
-    if !name.bytes().all(|b| b.is_ascii_digit()) || (name.starts_with('0') && name.len() > 1) {
-        return None;
-    }
-    name.parse().ok().filter(|&n| n < 100_000_000)
 }
 
 impl Visitor for SearchReplace {
@@ -298,7 +251,7 @@ impl Visitor for SearchReplace {
             return Ok(());
         }
         let expand = |template: &str| match &regex_match {
-            Some((re, caps)) => go_expand(template, re, caps),
+            Some((_, caps)) => expand_groups(template, caps),
             None => template.to_string(),
         };
         let new_value = (!self.put_value.is_empty()).then(|| expand(&self.put_value));

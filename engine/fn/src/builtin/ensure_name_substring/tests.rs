@@ -204,3 +204,27 @@ fn config_errors() {
         });
     }
 }
+
+/// `fn eval --fn-config` on a file of the package: the functionConfig is
+/// one of the resources too, and the catalog's function renames it
+/// although it is local configuration (issue 34); other local
+/// configuration keeps its name.
+#[test]
+fn own_local_config_function_config_is_renamed() {
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  prepend: prod-\n";
+    let other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n";
+    let app = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n";
+    let resources = format!("{config}---\n{other}---\n{app}");
+    let want = resources
+        .replace("name: c\n", "name: prod-c\n")
+        .replace("name: app\n", "name: prod-app\n");
+    run_case(Case {
+        run: super::run,
+        resources: &resources,
+        config,
+        want_resources: Some(&want),
+        want_results: &[],
+        want_exit: 0,
+        want_stderr: "",
+    });
+}

@@ -145,21 +145,20 @@ fn conflicting_matchers() {
 }
 
 #[test]
-fn expands_like_go() {
-    let re = regex::Regex::new("^(?P<first>a)(b)$").unwrap();
+fn expands_numbered_groups_only() {
+    let re = regex::Regex::new("^(?P<first>a)(b)(x)?$").unwrap();
     let caps = re.captures("ab").unwrap();
     for (template, want) in [
         ("${1}-${2}", "a-b"),
-        ("$1x", ""),
-        ("$2", "b"),
-        ("${first}", "a"),
-        ("$first.", "a."),
-        ("$$1", "$1"),
-        ("${project-id}", "${project-id}"),
-        ("${tag}", ""),
+        ("${0}", "ab"),
+        ("${3}|${4}", "|${4}"),
+        ("$1x", "$1x"),
+        ("${first}", "${first}"),
+        ("$$1", "$$1"),
+        ("kpt-set: ${host}.${1}", "kpt-set: ${host}.a"),
+        ("${01}", "${01}"),
         ("$", "$"),
-        ("${01}", ""),
     ] {
-        assert_eq!(super::go_expand(template, &re, &caps), want, "{template}");
+        assert_eq!(super::expand_groups(template, &caps), want, "{template}");
     }
 }
