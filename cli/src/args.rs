@@ -344,6 +344,13 @@ pub struct RenderArgs {
     #[arg(long = "order", value_enum)]
     pub order: Option<OrderArg>,
 
+    /// A function catalog (KEP-2906 `Catalog`, file or directory of them)
+    /// that resolves steps naming no `image`/`exec` by their config's
+    /// kind, pinned by digest (repeatable; searched in order, then the
+    /// `:`-separated `KRMGRAPH_FN_CATALOGS`; docs/catalogs.md).
+    #[arg(long = "fn-catalog", value_name = "PATH")]
+    pub fn_catalog: Vec<PathBuf>,
+
     /// How many subtrees and functions may run at once (default: the
     /// number of CPUs; 1 renders sequentially). Output, results and the log
     /// are the same for any value.

@@ -4,6 +4,7 @@
 
 mod args;
 mod cache;
+mod catalog;
 mod check;
 mod diagnostic;
 mod function;

@@ -398,6 +398,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
         }
     }
     let pkg = resolve_symlink(&args.pkg_path)?;
+    crate::catalog::install(&crate::catalog::paths(&args.fn_catalog), args.allow_network)?;
     let mut options = RenderOptions {
         output: output.clone(),
         results_dir: args.results_dir.clone(),

@@ -1,0 +1,241 @@
+//! Function catalogs (KEP-2906): the cases under `testdata/catalog/`, each
+//! a `pkg/`, its `catalogs/` (passed as one `--fn-catalog` directory, files
+//! searched in name order), optional `args` (more render flags), and either
+//! `expected.yaml` (the `-o unwrap` output) or `expected-error` (lines the
+//! error must contain; the package must be left untouched). In catalogs,
+//! `${FUNCTIONS}` is `testdata/functions` and `${SHA256:FILE}` the sha256
+//! of a file there. Then the pieces no data case shows: a tampered binary,
+//! a catalog change that the cache must see, and a container image pinned
+//! by digest and re-tagged.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use sha2::{Digest, Sha256};
+
+use crate::util::{copy_tree, krmgraph_bin, repo_root};
+
+fn cases_dir() -> PathBuf {
+    repo_root().join("testdata/catalog")
+}
+
+fn sha256_file(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `${FUNCTIONS}` and `${SHA256:FILE}` of `text`.
+fn substitute(text: &str) -> String {
+    let functions = repo_root().join("testdata/functions");
+    let mut out = text.replace("${FUNCTIONS}", &functions.to_string_lossy());
+    while let Some(start) = out.find("${SHA256:") {
+        let end = start + out[start..].find('}').expect("closing brace");
+        let file = &out[start + "${SHA256:".len()..end];
+        let digest = sha256_file(&functions.join(file));
+        out.replace_range(start..=end, &digest);
+    }
+    out
+}
+
+/// A copy of `case` in a temporary directory, catalogs substituted.
+fn prepare(case: &Path) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_tree(case, tmp.path()).unwrap();
+    for entry in std::fs::read_dir(tmp.path().join("catalogs")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, substitute(&text)).unwrap();
+    }
+    tmp
+}
+
+/// `krmgraph render pkg --fn-catalog catalogs ARGS` in `dir`, own cache.
+fn render(dir: &Path, args: &[&str]) -> Output {
+    Command::new(krmgraph_bin())
+        .current_dir(dir)
+        .args([
+            "render",
+            "pkg",
+            "--fn-catalog",
+            "catalogs",
+            "--cache-dir",
+            "cache",
+        ])
+        .args(args)
+        .env_remove("KRMGRAPH_FN_CATALOGS")
+        .output()
+        .unwrap()
+}
+
+fn read_tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn run_case(case: &Path) -> Result<(), String> {
+    let tmp = prepare(case);
+    let extra = std::fs::read_to_string(case.join("args")).unwrap_or_default();
+    let mut args: Vec<&str> = extra.split_whitespace().collect();
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    if let Ok(expected) = std::fs::read_to_string(case.join("expected-error")) {
+        let before = read_tree(&tmp.path().join("pkg"));
+        let out = render(tmp.path(), &args);
+        if out.status.success() {
+            return Err("rendered, but should have failed".into());
+        }
+        for line in expected.lines().filter(|l| !l.is_empty()) {
+            if !stderr(&out).contains(line) {
+                return Err(format!("stderr lacks {line:?}:\n{}", stderr(&out)));
+            }
+        }
+        if read_tree(&tmp.path().join("pkg")) != before {
+            return Err("the failed render wrote to the package".into());
+        }
+        return Ok(());
+    }
+    args.extend(["-o", "unwrap"]);
+    let out = render(tmp.path(), &args);
+    if !out.status.success() {
+        return Err(format!("render failed:\n{}", stderr(&out)));
+    }
+    let actual = String::from_utf8_lossy(&out.stdout);
+    if std::env::var("KRMGRAPH_BLESS").as_deref() == Ok("1") {
+        std::fs::write(case.join("expected.yaml"), actual.as_bytes()).unwrap();
+    }
+    let expected = std::fs::read_to_string(case.join("expected.yaml"))
+        .map_err(|e| format!("expected.yaml: {e}"))?;
+    if actual != expected {
+        return Err(format!(
+            "output differs:\n--- expected\n{expected}\n--- actual\n{actual}"
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn catalog_cases() {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 10, "too few cases under testdata/catalog");
+    let failures: Vec<String> = cases
+        .iter()
+        .filter_map(|case| {
+            let name = case.file_name().unwrap().to_string_lossy().into_owned();
+            run_case(case).err().map(|e| format!("{name}: {e}"))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// An identity exec function copied next to the catalog, pinned by its
+/// digest: it runs; one byte appended and the render is refused, with the
+/// package untouched.
+#[test]
+fn tampered_binary_is_refused() {
+    let tmp = prepare(&cases_dir().join("exec-by-kind"));
+    let bin = tmp.path().join("catalogs/identity.sh");
+    std::fs::copy(repo_root().join("testdata/functions/identity.sh"), &bin).unwrap();
+    let catalog = format!(
+        "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata: {{name: local}}\nspec:\n  krmFunctions:\n  - group: example.com\n    names: {{kind: AddField}}\n    versions:\n    - name: v1\n      runtime:\n        exec:\n          path: identity.sh\n          sha256: {}\n",
+        sha256_file(&bin)
+    );
+    std::fs::write(tmp.path().join("catalogs/add.yaml"), catalog).unwrap();
+    let ok = render(tmp.path(), &["--allow-exec", "-o", "unwrap"]);
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("name: app"));
+
+    let mut bytes = std::fs::read(&bin).unwrap();
+    bytes.extend_from_slice(b"# tampered\n");
+    std::fs::write(&bin, bytes).unwrap();
+    let before = read_tree(&tmp.path().join("pkg"));
+    let refused = render(tmp.path(), &["--allow-exec"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("refusing to run it"), "{stderr}");
+    assert_eq!(read_tree(&tmp.path().join("pkg")), before);
+}
+
+/// The step key holds the resolved runtime: the same package and cache,
+/// a catalog that now resolves the kind to another built-in, and the
+/// render runs it instead of replaying the first record.
+#[test]
+fn catalog_change_changes_the_step_key() {
+    let tmp = prepare(&cases_dir().join("builtin-by-kind"));
+    let first = render(tmp.path(), &["-o", "unwrap"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let labelled = "  name: app\n  labels:\n    team: blue\n";
+    assert!(String::from_utf8_lossy(&first.stdout).contains(labelled));
+    let path = tmp.path().join("catalogs/builtins.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("builtin: set-labels:v0.2.2", "builtin: no-op"),
+    )
+    .unwrap();
+    let second = render(tmp.path(), &["-o", "unwrap"]);
+    assert!(
+        second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert!(!String::from_utf8_lossy(&second.stdout).contains(labelled));
+}
+
+/// `KRMGRAPH_FN_CATALOGS` names catalogs too, searched after the flags.
+#[test]
+fn catalogs_from_the_environment() {
+    let tmp = prepare(&cases_dir().join("builtin-by-kind"));
+    let out = Command::new(krmgraph_bin())
+        .current_dir(tmp.path())
+        .args(["render", "pkg", "--cache-dir", "cache", "-o", "unwrap"])
+        .env(
+            "KRMGRAPH_FN_CATALOGS",
+            "/nonexistent-is-fine-if-unused:catalogs",
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // A missing catalog path is an error, not silently skipped.
+    assert!(
+        !out.status.success() && stderr.contains("nonexistent-is-fine-if-unused"),
+        "{stderr}"
+    );
+    let out = Command::new(krmgraph_bin())
+        .current_dir(tmp.path())
+        .args(["render", "pkg", "--cache-dir", "cache", "-o", "unwrap"])
+        .env("KRMGRAPH_FN_CATALOGS", "catalogs")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("  name: app\n  labels:\n    team: blue\n")
+    );
+}
