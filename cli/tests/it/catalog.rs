@@ -239,3 +239,63 @@ fn catalogs_from_the_environment() {
         String::from_utf8_lossy(&out.stdout).contains("  name: app\n  labels:\n    team: blue\n")
     );
 }
+
+fn docker(args: &[&str]) -> String {
+    let out = Command::new("docker").args(args).output().unwrap();
+    assert!(out.status.success(), "docker {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A catalog whose container function is pinned by the image ID of a test
+/// image built from scratch, under a tag of this test's own: the step
+/// resolved by kind runs it, and so does a step naming the image without a
+/// tag (the catalog pins it). A different image re-tagged under the same
+/// tag is refused before anything runs, with the package untouched.
+#[test]
+fn container_pinned_by_digest() {
+    if !crate::util::docker_available("container_pinned_by_digest") {
+        return;
+    }
+    let images = crate::test_images::test_images();
+    let (annotate, echo) = (images.image("annotate"), images.image("echo"));
+    let id = docker(&["image", "inspect", "--format", "{{.Id}}", &annotate]);
+    let repo = format!("krmgraph-test/catalog-{}", std::process::id());
+    let tagged = format!("{repo}:v1");
+    docker(&["tag", &annotate, &tagged]);
+    let result = std::panic::catch_unwind(|| pinned_runs_retagged_refused(&repo, &tagged, &id, &echo));
+    let _ = Command::new("docker").args(["rmi", &tagged]).output();
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+fn pinned_runs_retagged_refused(repo: &str, tagged: &str, id: &str, other: &str) {
+    let tmp = prepare(&cases_dir().join("exec-by-kind"));
+    let catalog = format!(
+        "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata: {{name: images}}\nspec:\n  krmFunctions:\n  - group: example.com\n    names: {{kind: AddField}}\n    versions:\n    - name: v1\n      runtime:\n        container: {{image: \"{tagged}\", sha256: \"{id}\", requireNetwork: false}}\n"
+    );
+    std::fs::write(tmp.path().join("catalogs/add.yaml"), catalog).unwrap();
+    let annotated = "test.krmgraph.dev/by: container";
+    let by_kind = render(tmp.path(), &["-o", "unwrap", "--no-cache"]);
+    let stdout = String::from_utf8_lossy(&by_kind.stdout);
+    assert!(by_kind.status.success(), "{}", String::from_utf8_lossy(&by_kind.stderr));
+    assert!(stdout.contains(annotated), "{stdout}");
+
+    let kptfile = tmp.path().join("pkg/Kptfile");
+    let text = std::fs::read_to_string(&kptfile).unwrap();
+    let untagged = text.replace("  - configPath: add.yaml", &format!("  - image: {repo}\n    configPath: add.yaml"));
+    std::fs::write(&kptfile, untagged).unwrap();
+    let pinned = render(tmp.path(), &["-o", "unwrap", "--no-cache"]);
+    let stdout = String::from_utf8_lossy(&pinned.stdout);
+    assert!(pinned.status.success(), "{}", String::from_utf8_lossy(&pinned.stderr));
+    assert!(stdout.contains(annotated), "{stdout}");
+    std::fs::write(&kptfile, text).unwrap();
+
+    docker(&["tag", other, tagged]);
+    let before = read_tree(&tmp.path().join("pkg"));
+    let refused = render(tmp.path(), &[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(stderr.contains("refusing to run it"), "{stderr}");
+    assert_eq!(read_tree(&tmp.path().join("pkg")), before);
+}
