@@ -351,6 +351,12 @@ pub struct RenderArgs {
     #[arg(long = "fn-catalog", value_name = "PATH")]
     pub fn_catalog: Vec<PathBuf>,
 
+    /// A function catalog a subpackage's Kptfile may name in its
+    /// `krmgraph.dev/fn-catalogs` annotation (repeatable; searched after
+    /// the others). Without it such a catalog is an error.
+    #[arg(long = "trust-catalog", value_name = "PATH")]
+    pub trust_catalog: Vec<PathBuf>,
+
     /// How many subtrees and functions may run at once (default: the
     /// number of CPUs; 1 renders sequentially). Output, results and the log
     /// are the same for any value.

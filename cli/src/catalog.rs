@@ -2,27 +2,38 @@
 //! `KRMGRAPH_FN_CATALOGS`, loaded and installed as the Kptfile resolver
 //! before the render reads any Kptfile (`krmgraph-catalog`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// The catalogs named on the command line, then by `KRMGRAPH_FN_CATALOGS`
-/// (`:`-separated), in search order.
-pub fn paths(flags: &[PathBuf]) -> Vec<PathBuf> {
+use krmgraph_package::kptfile::KPTFILE_NAME;
+
+/// The catalogs in search order: named on the command line, by
+/// `KRMGRAPH_FN_CATALOGS` (`:`-separated), by the root Kptfile's
+/// `krmgraph.dev/fn-catalogs` annotation, then by `--trust-catalog` (the
+/// catalogs subpackages may name).
+pub fn paths(flags: &[PathBuf], root: &Path, trusted: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = flags.to_vec();
     if let Some(env) = std::env::var_os("KRMGRAPH_FN_CATALOGS") {
         out.extend(std::env::split_paths(&env).filter(|p| !p.as_os_str().is_empty()));
     }
+    let kptfile = std::fs::read(root.join(KPTFILE_NAME))
+        .ok()
+        .and_then(|bytes| krmgraph_package::kptfile::parse(root, &bytes).ok());
+    if let Some(kptfile) = kptfile {
+        out.extend(krmgraph_catalog::annotated_paths(root, &kptfile));
+    }
+    out.extend(trusted.iter().cloned());
     out
 }
 
-/// Loads and installs the catalogs at `paths` (nothing when empty); the
-/// error is printed.
-pub fn install(paths: &[PathBuf], allow_network: bool) -> Result<(), ()> {
-    if paths.is_empty() {
-        return Ok(());
-    }
-    let catalogs = krmgraph_catalog::Catalogs::load(paths, allow_network).map_err(|e| {
-        eprintln!("Error: function catalog: {e} ");
-    })?;
+/// Loads and installs the catalogs at `paths` (installed even when there
+/// are none, so that a subpackage naming one is refused); the error is
+/// printed.
+pub fn install(paths: &[PathBuf], root: &Path, allow_network: bool) -> Result<(), ()> {
+    let catalogs = krmgraph_catalog::Catalogs::load(paths, allow_network)
+        .map_err(|e| {
+            eprintln!("Error: function catalog: {e} ");
+        })?
+        .with_root(root);
     // A second install (a watch loop's next render) keeps the first: the
     // flags do not change while the process runs.
     krmgraph_package::kptfile::resolver::install(Box::new(catalogs));

@@ -398,7 +398,8 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
         }
     }
     let pkg = resolve_symlink(&args.pkg_path)?;
-    crate::catalog::install(&crate::catalog::paths(&args.fn_catalog), args.allow_network)?;
+    let catalogs = crate::catalog::paths(&args.fn_catalog, &pkg, &args.trust_catalog);
+    crate::catalog::install(&catalogs, &pkg, args.allow_network)?;
     let mut options = RenderOptions {
         output: output.clone(),
         results_dir: args.results_dir.clone(),

@@ -242,7 +242,11 @@ fn catalogs_from_the_environment() {
 
 fn docker(args: &[&str]) -> String {
     let out = Command::new("docker").args(args).output().unwrap();
-    assert!(out.status.success(), "docker {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -262,7 +266,8 @@ fn container_pinned_by_digest() {
     let repo = format!("krmgraph-test/catalog-{}", std::process::id());
     let tagged = format!("{repo}:v1");
     docker(&["tag", &annotate, &tagged]);
-    let result = std::panic::catch_unwind(|| pinned_runs_retagged_refused(&repo, &tagged, &id, &echo));
+    let result =
+        std::panic::catch_unwind(|| pinned_runs_retagged_refused(&repo, &tagged, &id, &echo));
     let _ = Command::new("docker").args(["rmi", &tagged]).output();
     if let Err(panic) = result {
         std::panic::resume_unwind(panic);
@@ -278,16 +283,27 @@ fn pinned_runs_retagged_refused(repo: &str, tagged: &str, id: &str, other: &str)
     let annotated = "test.krmgraph.dev/by: container";
     let by_kind = render(tmp.path(), &["-o", "unwrap", "--no-cache"]);
     let stdout = String::from_utf8_lossy(&by_kind.stdout);
-    assert!(by_kind.status.success(), "{}", String::from_utf8_lossy(&by_kind.stderr));
+    assert!(
+        by_kind.status.success(),
+        "{}",
+        String::from_utf8_lossy(&by_kind.stderr)
+    );
     assert!(stdout.contains(annotated), "{stdout}");
 
     let kptfile = tmp.path().join("pkg/Kptfile");
     let text = std::fs::read_to_string(&kptfile).unwrap();
-    let untagged = text.replace("  - configPath: add.yaml", &format!("  - image: {repo}\n    configPath: add.yaml"));
+    let untagged = text.replace(
+        "  - configPath: add.yaml",
+        &format!("  - image: {repo}\n    configPath: add.yaml"),
+    );
     std::fs::write(&kptfile, untagged).unwrap();
     let pinned = render(tmp.path(), &["-o", "unwrap", "--no-cache"]);
     let stdout = String::from_utf8_lossy(&pinned.stdout);
-    assert!(pinned.status.success(), "{}", String::from_utf8_lossy(&pinned.stderr));
+    assert!(
+        pinned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pinned.stderr)
+    );
     assert!(stdout.contains(annotated), "{stdout}");
     std::fs::write(&kptfile, text).unwrap();
 

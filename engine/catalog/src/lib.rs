@@ -127,10 +127,33 @@ pub struct Platform {
     pub sha256: String,
 }
 
+/// The root Kptfile annotation listing catalog paths (comma-separated,
+/// relative to the package).
+pub const CATALOGS_ANNOTATION: &str = "krmgraph.dev/fn-catalogs";
+
+/// The catalog paths `kptfile`'s [`CATALOGS_ANNOTATION`] lists, joined to
+/// the package directory `dir`.
+pub fn annotated_paths(dir: &Path, kptfile: &krmgraph_package::kptfile::Kptfile) -> Vec<PathBuf> {
+    kptfile
+        .annotations
+        .iter()
+        .filter(|(k, _)| k == CATALOGS_ANNOTATION)
+        .flat_map(|(_, v)| v.split(','))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| dir.join(p))
+        .collect()
+}
+
 /// The catalogs of one run, searched in order.
 #[derive(Debug, Default)]
 pub struct Catalogs {
     entries: Vec<Entry>,
+    /// Canonical paths of every catalog loaded (all trusted).
+    trusted: Vec<PathBuf>,
+    /// Canonical directory of the root package, whose annotation is
+    /// trusted.
+    root: Option<PathBuf>,
     /// blake3 over the files' paths and bytes.
     identity: Vec<u8>,
     /// `--allow-network`.
@@ -175,10 +198,18 @@ impl Catalogs {
         }
         Ok(Catalogs {
             entries,
+            trusted: trusted_files(paths),
+            root: None,
             identity: h.finalize().as_bytes().to_vec(),
             allow_network,
             verified: Mutex::default(),
         })
+    }
+
+    /// The same catalogs, the package at `root` being the render's root.
+    pub fn with_root(mut self, root: &Path) -> Catalogs {
+        self.root = root.canonicalize().ok();
+        self
     }
 
     /// Every entry, in search order.
@@ -238,6 +269,10 @@ impl Catalogs {
     }
 
     fn resolve_by_kind(&self, dir: &Path, f: &mut Function) -> Result<bool, String> {
+        if self.entries.is_empty() {
+            // No catalog: kpt's own validation error stands.
+            return Ok(false);
+        }
         if f.config_path.is_empty() {
             return Err("a function with no `image` or `exec` needs a `configPath` whose apiVersion and kind a function catalog resolves".into());
         }
@@ -260,6 +295,20 @@ impl Catalogs {
     }
 }
 
+/// Canonical paths of `paths` and of the files in those that are
+/// directories.
+fn trusted_files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let files = paths
+        .iter()
+        .flat_map(|p| parse::files_of(p).unwrap_or_default());
+    paths
+        .iter()
+        .cloned()
+        .chain(files)
+        .filter_map(|p| p.canonicalize().ok())
+        .collect()
+}
+
 fn apply(f: &mut Function, resolved: Resolved) {
     match resolved {
         Resolved::Image(image) => f.image = image,
@@ -270,6 +319,28 @@ fn apply(f: &mut Function, resolved: Resolved) {
 impl FunctionResolver for Catalogs {
     fn resolve(&self, dir: &Path, f: &mut Function) -> Result<bool, String> {
         self.resolve_step(dir, f)
+    }
+
+    fn check(
+        &self,
+        dir: &Path,
+        kptfile: &krmgraph_package::kptfile::Kptfile,
+    ) -> Result<(), String> {
+        let is_root = self.root.is_some() && dir.canonicalize().ok() == self.root;
+        if is_root {
+            return Ok(());
+        }
+        for path in annotated_paths(dir, kptfile) {
+            let trusted = path.canonicalize().is_ok_and(|p| self.trusted.contains(&p));
+            if !trusted {
+                return Err(format!(
+                    "the subpackage names the function catalog {} ({CATALOGS_ANNOTATION}), which is not trusted: only catalogs given by the user or the root package are; pass --trust-catalog {} to trust it",
+                    path.display(),
+                    path.display()
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn identity(&self) -> Vec<u8> {

@@ -22,6 +22,13 @@ pub trait FunctionResolver: Send + Sync {
     /// a full message (it names the catalog or config file and position).
     fn resolve(&self, dir: &Path, f: &mut Function) -> Result<bool, String>;
 
+    /// Checks the Kptfile of the package at `dir` before its functions are
+    /// resolved (a subpackage may not bring catalogs the user did not
+    /// trust).
+    fn check(&self, _dir: &Path, _kptfile: &super::Kptfile) -> Result<(), String> {
+        Ok(())
+    }
+
     /// What identifies every resolution this resolver can make (the
     /// catalogs' bytes and the built-ins they name): the cache keys of
     /// steps resolved through it.
@@ -50,6 +57,7 @@ pub(super) fn resolve_all(dir: &Path, kptfile: &mut super::Kptfile) -> Result<()
     let Some(resolver) = installed() else {
         return Ok(());
     };
+    resolver.check(dir, kptfile)?;
     let pipeline = &mut kptfile.pipeline;
     for f in pipeline.mutators.iter_mut().chain(&mut pipeline.validators) {
         resolver.resolve(dir, f)?;
