@@ -218,9 +218,20 @@ pub enum FnCommand {
     Run(FnRunArgs),
     /// List the built-in functions, their tags and config kinds.
     List,
+    /// Print the built-ins as a function catalog (KEP-2906 `Catalog`), or
+    /// with `--check FILE` validate a catalog.
+    Catalog(FnCatalogArgs),
     /// Run one function over a package (subpackages included) or over
     /// resources on stdin (`-`), as `kpt fn eval` does.
     Eval(FnEvalArgs),
+}
+
+/// Flags of `krmgraph fn catalog`.
+#[derive(Debug, clap::Args)]
+pub struct FnCatalogArgs {
+    /// Validate these catalog files or directories instead of printing.
+    #[arg(long = "check", value_name = "FILE")]
+    pub check: Vec<PathBuf>,
 }
 
 /// Flags of `krmgraph fn eval` (the flags of `kpt fn eval` krmgraph

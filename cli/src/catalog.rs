@@ -39,3 +39,23 @@ pub fn install(paths: &[PathBuf], root: &Path, allow_network: bool) -> Result<()
     krmgraph_package::kptfile::resolver::install(Box::new(catalogs));
     Ok(())
 }
+
+/// `krmgraph fn catalog [--check FILE]...`.
+pub fn command(args: &crate::args::FnCatalogArgs) -> std::process::ExitCode {
+    if args.check.is_empty() {
+        print!("{}", krmgraph_catalog::builtins::catalog());
+        return std::process::ExitCode::SUCCESS;
+    }
+    match krmgraph_catalog::Catalogs::load(&args.check, false) {
+        Ok(catalogs) => {
+            for e in catalogs.entries() {
+                println!("{} {} {}", e.api_version(), e.kind, e.origin());
+            }
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("Error: function catalog: {e} ");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -315,3 +315,66 @@ fn pinned_runs_retagged_refused(repo: &str, tagged: &str, id: &str, other: &str)
     assert!(stderr.contains("refusing to run it"), "{stderr}");
     assert_eq!(read_tree(&tmp.path().join("pkg")), before);
 }
+
+/// `krmgraph fn catalog` prints the built-ins as a catalog that
+/// `--check` accepts and a render resolves by kind (SetLabels here).
+#[test]
+fn builtin_catalog_round_trips() {
+    let tmp = prepare(&cases_dir().join("builtin-by-kind"));
+    let printed = Command::new(krmgraph_bin())
+        .args(["fn", "catalog"])
+        .output()
+        .unwrap();
+    assert!(printed.status.success());
+    let file = tmp.path().join("catalogs/builtins.yaml");
+    std::fs::write(&file, &printed.stdout).unwrap();
+    let check = Command::new(krmgraph_bin())
+        .args(["fn", "catalog", "--check"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    for kind in [
+        "SetLabels",
+        "SetNamespace",
+        "SetAnnotations",
+        "ApplyReplacements",
+        "StarlarkRun",
+    ] {
+        assert!(
+            listed.contains(&format!("fn.kpt.dev/v1alpha1 {kind} ")),
+            "{kind}: {listed}"
+        );
+    }
+    let out = render(tmp.path(), &["-o", "unwrap"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("  name: app\n  labels:\n    team: blue\n")
+    );
+}
+
+/// `fn catalog --check` refuses a bad catalog with its position.
+#[test]
+fn check_reports_bad_catalogs() {
+    let bad = cases_dir().join("bad-missing-sha256/catalogs");
+    let out = Command::new(krmgraph_bin())
+        .args(["fn", "catalog", "--check"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("c.yaml:13:11: the container runtime has no `sha256`"),
+        "{stderr}"
+    );
+}

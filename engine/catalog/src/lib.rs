@@ -13,6 +13,7 @@
 
 #![deny(missing_docs)]
 
+pub mod builtins;
 mod node;
 pub mod parse;
 pub mod schema;
