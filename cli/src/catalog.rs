@@ -28,12 +28,23 @@ pub fn paths(flags: &[PathBuf], root: &Path, trusted: &[PathBuf]) -> Vec<PathBuf
 /// Loads and installs the catalogs at `paths` (installed even when there
 /// are none, so that a subpackage naming one is refused); the error is
 /// printed.
-pub fn install(paths: &[PathBuf], root: &Path, allow_network: bool) -> Result<(), ()> {
+pub fn install(
+    paths: &[PathBuf],
+    root: &Path,
+    allow_network: bool,
+    cache_dir: Option<&Path>,
+) -> Result<(), ()> {
     let catalogs = krmgraph_catalog::Catalogs::load(paths, allow_network)
         .map_err(|e| {
             eprintln!("Error: function catalog: {e} ");
         })?
         .with_root(root);
+    // Executables fetched over http(s) are kept beside the render cache,
+    // by digest, whether or not this render uses the cache.
+    let catalogs = match krmgraph_cache::resolve_dir(cache_dir) {
+        Ok(dir) => catalogs.with_fetch_dir(dir.join("fn-bin")),
+        Err(_) => catalogs,
+    };
     // A second install (a watch loop's next render) keeps the first: the
     // flags do not change while the process runs.
     krmgraph_package::kptfile::resolver::install(Box::new(catalogs));

@@ -399,7 +399,12 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
     }
     let pkg = resolve_symlink(&args.pkg_path)?;
     let catalogs = crate::catalog::paths(&args.fn_catalog, &pkg, &args.trust_catalog);
-    crate::catalog::install(&catalogs, &pkg, args.allow_network)?;
+    crate::catalog::install(
+        &catalogs,
+        &pkg,
+        args.allow_network,
+        args.cache_dir.as_deref(),
+    )?;
     let mut options = RenderOptions {
         output: output.clone(),
         results_dir: args.results_dir.clone(),

@@ -378,3 +378,108 @@ fn check_reports_bad_catalogs() {
         "{stderr}"
     );
 }
+
+/// Python's `http.server` serving `testdata/functions` on a free port of
+/// 127.0.0.1; killed on drop.
+struct Server {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The server, or `None` (skipped with a reason, or failing when
+/// `KRMGRAPH_REQUIRE_PYTHON=1`) when `python3` is missing.
+fn serve_functions(test: &str) -> Option<Server> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let spawned = Command::new("python3")
+        .args(["-m", "http.server", "--bind", "127.0.0.1", "--directory"])
+        .arg(repo_root().join("testdata/functions"))
+        .arg(port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    let child = match spawned {
+        Ok(child) => child,
+        Err(e) if std::env::var("KRMGRAPH_REQUIRE_PYTHON").as_deref() == Ok("1") => {
+            panic!("{test}: python3 is required (KRMGRAPH_REQUIRE_PYTHON=1): {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping {test}: python3 is not available ({e})");
+            return None;
+        }
+    };
+    let server = Server { child, port };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{test}: http.server did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Some(server)
+}
+
+fn http_catalog(port: u16, sha256: &str) -> String {
+    format!(
+        "apiVersion: config.kubernetes.io/v1alpha1\nkind: Catalog\nmetadata: {{name: served}}\nspec:\n  krmFunctions:\n  - group: example.com\n    names: {{kind: AddField}}\n    versions:\n    - name: v1\n      runtime:\n        exec:\n          platforms:\n          - {{bin: annotate, os: linux, arch: amd64, uri: \"http://127.0.0.1:{port}/annotate.sh\", sha256: {sha256}}}\n          - {{bin: annotate, os: linux, arch: arm64, uri: \"http://127.0.0.1:{port}/annotate.sh\", sha256: {sha256}}}\n"
+    )
+}
+
+/// An exec function served over HTTP by a real server: fetched once into
+/// the cache directory by its sha256, verified and run; reused once the
+/// server is gone. A wrong digest refuses it: nothing written, nothing
+/// kept.
+#[test]
+fn exec_fetched_over_http() {
+    let Some(server) = serve_functions("exec_fetched_over_http") else {
+        return;
+    };
+    let sha256 = sha256_file(&repo_root().join("testdata/functions/annotate.sh"));
+    let tmp = prepare(&cases_dir().join("exec-by-kind"));
+    let catalog = tmp.path().join("catalogs/add.yaml");
+
+    let wrong = sha256.replace(|c: char| c != '0', "0");
+    std::fs::write(&catalog, http_catalog(server.port, &wrong)).unwrap();
+    let before = read_tree(&tmp.path().join("pkg"));
+    let refused = render(tmp.path(), &["--allow-exec"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains("/annotate.sh has sha256 ") && stderr.contains("refusing to run it"),
+        "{stderr}"
+    );
+    assert_eq!(read_tree(&tmp.path().join("pkg")), before);
+    assert!(!tmp.path().join("cache/fn-bin").join(&wrong).exists());
+
+    std::fs::write(&catalog, http_catalog(server.port, &sha256)).unwrap();
+    let annotated = "test.krmgraph.dev/by: exec";
+    let fetched = render(tmp.path(), &["--allow-exec", "-o", "unwrap"]);
+    assert!(
+        fetched.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fetched.stderr)
+    );
+    assert!(String::from_utf8_lossy(&fetched.stdout).contains(annotated));
+    let kept = tmp.path().join("cache/fn-bin").join(&sha256);
+    assert_eq!(sha256_file(&kept), sha256);
+
+    drop(server);
+    let reused = render(tmp.path(), &["--allow-exec", "-o", "unwrap", "--no-cache"]);
+    assert!(
+        reused.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reused.stderr)
+    );
+    assert!(String::from_utf8_lossy(&reused.stdout).contains(annotated));
+}

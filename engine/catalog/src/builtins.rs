@@ -53,7 +53,7 @@ mod tests {
         assert!(entries.len() >= 8, "{text}");
         for e in &entries {
             assert!(matches!(e.runtime, Runtime::Builtin(_)));
-            let Resolved::Image(image) = verify::verify(e, false).unwrap() else {
+            let Resolved::Image(image) = verify::verify(e, false, None).unwrap() else {
                 panic!("{} is not an image", e.kind);
             };
             let b = krmgraph_fn::builtin::lookup(&image).unwrap();

@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod builtins;
+mod fetch;
 mod node;
 pub mod parse;
 pub mod schema;
@@ -159,6 +160,8 @@ pub struct Catalogs {
     identity: Vec<u8>,
     /// `--allow-network`.
     allow_network: bool,
+    /// Where `http(s)` executables are fetched to, by digest.
+    fetch_dir: Option<PathBuf>,
     /// Verified resolutions, by entry index: the image or exec to run.
     verified: Mutex<HashMap<usize, Result<Resolved, String>>>,
 }
@@ -203,6 +206,7 @@ impl Catalogs {
             root: None,
             identity: h.finalize().as_bytes().to_vec(),
             allow_network,
+            fetch_dir: None,
             verified: Mutex::default(),
         })
     }
@@ -210,6 +214,13 @@ impl Catalogs {
     /// The same catalogs, the package at `root` being the render's root.
     pub fn with_root(mut self, root: &Path) -> Catalogs {
         self.root = root.canonicalize().ok();
+        self
+    }
+
+    /// The same catalogs, fetching `http(s)` executables into `dir` (each
+    /// once, named by its sha256).
+    pub fn with_fetch_dir(mut self, dir: PathBuf) -> Catalogs {
+        self.fetch_dir = Some(dir);
         self
     }
 
@@ -246,7 +257,10 @@ impl Catalogs {
         let mut known = self.verified.lock().unwrap_or_else(|p| p.into_inner());
         known
             .entry(index)
-            .or_insert_with(|| verify::verify(&self.entries[index], self.allow_network))
+            .or_insert_with(|| {
+                let fetch_dir = self.fetch_dir.as_deref();
+                verify::verify(&self.entries[index], self.allow_network, fetch_dir)
+            })
             .clone()
     }
 

@@ -9,7 +9,11 @@ use sha2::{Digest, Sha256};
 use crate::{Container, Entry, Platform, Resolved, Runtime};
 
 /// The runtime of `entry`, verified: what the step runs.
-pub fn verify(entry: &Entry, allow_network: bool) -> Result<Resolved, String> {
+pub fn verify(
+    entry: &Entry,
+    allow_network: bool,
+    fetch_dir: Option<&Path>,
+) -> Result<Resolved, String> {
     let at = entry.origin();
     match &entry.runtime {
         Runtime::Builtin(name) => builtin_image(name)
@@ -24,7 +28,7 @@ pub fn verify(entry: &Entry, allow_network: bool) -> Result<Resolved, String> {
                     host_platform()
                 )
             })?;
-            exec(entry, p).map_err(|e| format!("{at}: {e}"))
+            exec(entry, p, fetch_dir).map_err(|e| format!("{at}: {e}"))
         }
         Runtime::Container(c) => container(c, allow_network).map_err(|e| format!("{at}: {e}")),
     }
@@ -63,20 +67,22 @@ fn platform(platforms: &[Platform]) -> Option<&Platform> {
         .find(|p| (p.os.is_empty() || p.os == os) && (p.arch.is_empty() || p.arch == arch))
 }
 
-/// The binary's local path: `uri` (`file://` or a path) or `bin`, relative
-/// to the catalog file's directory.
-fn binary_path(entry: &Entry, p: &Platform) -> Result<PathBuf, String> {
+/// The binary's local path: `uri` (`file://`, `http(s)://` or a path) or
+/// `bin`, relative to the catalog file's directory.
+fn binary_path(entry: &Entry, p: &Platform, fetch_dir: Option<&Path>) -> Result<PathBuf, String> {
     let location = if p.uri.is_empty() { &p.bin } else { &p.uri };
     if location.starts_with("http://") || location.starts_with("https://") {
-        return Err(format!("{location}: fetching executables over http(s) is not supported yet; download it and name it with a file:// uri"));
+        let dir =
+            fetch_dir.ok_or_else(|| format!("{location}: no cache directory to fetch it into"))?;
+        return crate::fetch::fetched(location, &p.sha256, dir);
     }
     let path = Path::new(location.strip_prefix("file://").unwrap_or(location));
     let base = entry.file.parent().unwrap_or(Path::new("."));
     Ok(base.join(path))
 }
 
-fn exec(entry: &Entry, p: &Platform) -> Result<Resolved, String> {
-    let path = binary_path(entry, p)?;
+fn exec(entry: &Entry, p: &Platform, fetch_dir: Option<&Path>) -> Result<Resolved, String> {
+    let path = binary_path(entry, p, fetch_dir)?;
     let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let actual = sha256_hex(&bytes);
     if actual != p.sha256 {
