@@ -70,3 +70,12 @@ pub fn command(args: &crate::args::FnCatalogArgs) -> std::process::ExitCode {
         }
     }
 }
+
+/// `--explain`: how the catalogs resolved the steps of this render.
+pub fn explain() {
+    if let Some(resolver) = krmgraph_package::kptfile::resolver::installed() {
+        for line in resolver.explain() {
+            eprintln!("{line}");
+        }
+    }
+}

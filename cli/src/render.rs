@@ -646,6 +646,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
         if store.is_none() {
             eprintln!("[EXPLAIN] every step ran: the cache was bypassed (--no-cache, or a store that cannot be used)");
         }
+        crate::catalog::explain();
         for line in &reporter.cache.explained {
             eprintln!("{line}");
         }

@@ -483,3 +483,18 @@ fn exec_fetched_over_http() {
     );
     assert!(String::from_utf8_lossy(&reused.stdout).contains(annotated));
 }
+
+/// `--explain` says which config resolved to which runtime through which
+/// catalog entry.
+#[test]
+fn explain_shows_the_resolution() {
+    let tmp = prepare(&cases_dir().join("builtin-by-kind"));
+    let out = render(tmp.path(), &["--explain"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("[EXPLAIN] catalog: ")
+            && stderr.contains("labels.yaml (fn.kpt.dev/v1alpha1 SetLabels) runs image gcr.io/kpt-fn/set-labels:v0.2.2 (builtin set-labels:v0.2.2; catalogs/builtins.yaml:13:7)"),
+        "{stderr}"
+    );
+}

@@ -162,6 +162,8 @@ pub struct Catalogs {
     allow_network: bool,
     /// Where `http(s)` executables are fetched to, by digest.
     fetch_dir: Option<PathBuf>,
+    /// `--explain`'s lines, each once, in the order first made.
+    explained: Mutex<Vec<String>>,
     /// Verified resolutions, by entry index: the image or exec to run.
     verified: Mutex<HashMap<usize, Result<Resolved, String>>>,
 }
@@ -207,6 +209,7 @@ impl Catalogs {
             identity: h.finalize().as_bytes().to_vec(),
             allow_network,
             fetch_dir: None,
+            explained: Mutex::default(),
             verified: Mutex::default(),
         })
     }
@@ -274,8 +277,10 @@ impl Catalogs {
             let image = krmgraph_fn::resolve_image(&f.image);
             let (untagged, tag) = krmgraph_fn::builtin::split_image(&image);
             if tag.is_empty() {
-                if let Some((index, _)) = self.pinning(untagged) {
-                    apply(f, self.verified(index)?);
+                if let Some((index, entry)) = self.pinning(untagged) {
+                    let resolved = self.verified(index)?;
+                    self.note(format!("image {} is pinned", f.image), entry, &resolved);
+                    apply(f, resolved);
                     return Ok(true);
                 }
             }
@@ -305,8 +310,37 @@ impl Catalogs {
         if let Some(schema) = &entry.schema {
             schema::validate(&config, schema, entry).map_err(|e| e.to_string())?;
         }
-        apply(f, self.verified(index)?);
+        let resolved = self.verified(index)?;
+        let what = format!(
+            "{} ({} {})",
+            config_file.display(),
+            config.api_version,
+            config.kind
+        );
+        self.note(what, entry, &resolved);
+        apply(f, resolved);
         Ok(true)
+    }
+
+    /// Records `what` resolved through `entry` to `resolved`.
+    fn note(&self, what: String, entry: &Entry, resolved: &Resolved) {
+        let to = match resolved {
+            Resolved::Image(image) => format!("image {image}"),
+            Resolved::Exec(exec) => format!("exec {exec}"),
+        };
+        let how = match &entry.runtime {
+            Runtime::Builtin(name) => format!("builtin {name}"),
+            Runtime::Container(c) => format!("sha256:{} verified", c.sha256),
+            Runtime::Exec(_) => "sha256 verified".to_string(),
+        };
+        let line = format!(
+            "[EXPLAIN] catalog: {what} runs {to} ({how}; {})",
+            entry.origin()
+        );
+        let mut explained = self.explained.lock().unwrap_or_else(|p| p.into_inner());
+        if !explained.contains(&line) {
+            explained.push(line);
+        }
     }
 }
 
@@ -356,6 +390,13 @@ impl FunctionResolver for Catalogs {
             }
         }
         Ok(())
+    }
+
+    fn explain(&self) -> Vec<String> {
+        self.explained
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     fn identity(&self) -> Vec<u8> {

@@ -29,6 +29,12 @@ pub trait FunctionResolver: Send + Sync {
         Ok(())
     }
 
+    /// One line per resolution made so far, for `--explain` (which config
+    /// resolved to which runtime, through which catalog entry).
+    fn explain(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// What identifies every resolution this resolver can make (the
     /// catalogs' bytes and the built-ins they name): the cache keys of
     /// steps resolved through it.
