@@ -294,7 +294,7 @@ impl Catalogs {
             return Ok(false);
         }
         if f.config_path.is_empty() {
-            return Err("a function with no `image` or `exec` needs a `configPath` whose apiVersion and kind a function catalog resolves".into());
+            return self.resolve_config_map(f);
         }
         let config_file = dir.join(&f.config_path);
         let config = schema::read_config(&config_file).map_err(|e| e.to_string())?;
@@ -318,6 +318,21 @@ impl Catalogs {
             config.kind
         );
         self.note(what, entry, &resolved);
+        apply(f, resolved);
+        Ok(true)
+    }
+
+    /// A `configMap:` step's config is a `v1` `ConfigMap`: resolved by that
+    /// kind like any other (a catalog may name one function for it).
+    fn resolve_config_map(&self, f: &mut Function) -> Result<bool, String> {
+        if f.config_map.is_none() {
+            return Err("a function with no `image` or `exec` needs a `configPath` or `configMap` whose apiVersion and kind a function catalog resolves".into());
+        }
+        let Some((index, entry)) = self.resolve("v1", "ConfigMap") else {
+            return Err("no function catalog has v1 ConfigMap (the config of a `configMap:` step with no `image` or `exec`)".into());
+        };
+        let resolved = self.verified(index)?;
+        self.note("configMap (v1 ConfigMap)".into(), entry, &resolved);
         apply(f, resolved);
         Ok(true)
     }
