@@ -34,6 +34,12 @@ pub fn install(
     allow_network: bool,
     cache_dir: Option<&Path>,
 ) -> Result<(), ()> {
+    // A watch loop's next render keeps the catalogs it loaded first (the
+    // flags do not change while the process runs) but verifies again.
+    if let Some(installed) = krmgraph_package::kptfile::resolver::installed() {
+        installed.begin_render();
+        return Ok(());
+    }
     let catalogs = krmgraph_catalog::Catalogs::load(paths, allow_network)
         .map_err(|e| {
             eprintln!("Error: function catalog: {e} ");
@@ -45,8 +51,6 @@ pub fn install(
         Ok(dir) => catalogs.with_fetch_dir(dir.join("fn-bin")),
         Err(_) => catalogs,
     };
-    // A second install (a watch loop's next render) keeps the first: the
-    // flags do not change while the process runs.
     krmgraph_package::kptfile::resolver::install(Box::new(catalogs));
     Ok(())
 }

@@ -407,6 +407,17 @@ impl FunctionResolver for Catalogs {
         Ok(())
     }
 
+    fn begin_render(&self) {
+        self.verified
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+        self.explained
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
     fn explain(&self) -> Vec<String> {
         self.explained
             .lock()

@@ -29,6 +29,10 @@ pub trait FunctionResolver: Send + Sync {
         Ok(())
     }
 
+    /// Forgets what earlier renders of this process verified, so that a
+    /// long-running process (`krmgraph watch`) checks every digest again.
+    fn begin_render(&self) {}
+
     /// One line per resolution made so far, for `--explain` (which config
     /// resolved to which runtime, through which catalog entry).
     fn explain(&self) -> Vec<String> {
