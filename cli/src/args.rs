@@ -223,9 +223,20 @@ pub enum FnCommand {
     Run(FnRunArgs),
     /// List the built-in functions, their tags and config kinds.
     List,
+    /// Print the built-ins as a function catalog (KEP-2906 `Catalog`), or
+    /// with `--check FILE` validate a catalog.
+    Catalog(FnCatalogArgs),
     /// Run one function over a package (subpackages included) or over
     /// resources on stdin (`-`), as `kpt fn eval` does.
     Eval(FnEvalArgs),
+}
+
+/// Flags of `krmgraph fn catalog`.
+#[derive(Debug, clap::Args)]
+pub struct FnCatalogArgs {
+    /// Validate these catalog files or directories instead of printing.
+    #[arg(long = "check", value_name = "FILE")]
+    pub check: Vec<PathBuf>,
 }
 
 /// Flags of `krmgraph fn eval` (the flags of `kpt fn eval` krmgraph
@@ -348,6 +359,19 @@ pub struct RenderArgs {
     /// `dfs`.
     #[arg(long = "order", value_enum)]
     pub order: Option<OrderArg>,
+
+    /// A function catalog (KEP-2906 `Catalog`, file or directory of them)
+    /// that resolves steps naming no `image`/`exec` by their config's
+    /// kind, pinned by digest (repeatable; searched in order, then the
+    /// `:`-separated `KRMGRAPH_FN_CATALOGS`; docs/catalogs.md).
+    #[arg(long = "fn-catalog", value_name = "PATH")]
+    pub fn_catalog: Vec<PathBuf>,
+
+    /// A function catalog a subpackage's Kptfile may name in its
+    /// `krmgraph.dev/fn-catalogs` annotation (repeatable; searched after
+    /// the others). Without it such a catalog is an error.
+    #[arg(long = "trust-catalog", value_name = "PATH")]
+    pub trust_catalog: Vec<PathBuf>,
 
     /// How many subtrees and functions may run at once (default: the
     /// number of CPUs; 1 renders sequentially). Output, results and the log

@@ -4,6 +4,7 @@
 
 mod args;
 mod cache;
+mod catalog;
 mod check;
 mod crossplane;
 mod diagnostic;
@@ -50,6 +51,7 @@ fn run(cli: args::Cli) -> ExitCode {
         args::Command::Watch(args) => watch::run(args, ui),
         args::Command::Fn(args::FnCommand::Run(args)) => function::run(args),
         args::Command::Fn(args::FnCommand::List) => function::list(),
+        args::Command::Fn(args::FnCommand::Catalog(args)) => catalog::command(&args),
         args::Command::Fn(args::FnCommand::Eval(args)) => {
             interrupt::kill_functions_on_signal();
             exit_now(render::eval(args, &ui))

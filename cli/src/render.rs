@@ -398,6 +398,13 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
         }
     }
     let pkg = resolve_symlink(&args.pkg_path)?;
+    let catalogs = crate::catalog::paths(&args.fn_catalog, &pkg, &args.trust_catalog);
+    crate::catalog::install(
+        &catalogs,
+        &pkg,
+        args.allow_network,
+        args.cache_dir.as_deref(),
+    )?;
     let mut options = RenderOptions {
         output: output.clone(),
         results_dir: args.results_dir.clone(),
@@ -639,6 +646,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
         if store.is_none() {
             eprintln!("[EXPLAIN] every step ran: the cache was bypassed (--no-cache, or a store that cannot be used)");
         }
+        crate::catalog::explain();
         for line in &reporter.cache.explained {
             eprintln!("{line}");
         }

@@ -14,6 +14,7 @@ mod builtins_setters;
 mod builtins_starlark;
 mod cache;
 mod cache_faults;
+mod catalog;
 mod check;
 mod conformance;
 mod containers;

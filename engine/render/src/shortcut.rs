@@ -407,6 +407,26 @@ pub(crate) fn function_identity(
     f: &krmgraph_package::kptfile::Function,
     runner: &RunnerOptions,
 ) -> Option<Vec<u8>> {
+    use krmgraph_package::kptfile::resolver;
+    if let Some(catalogs) = resolver::installed() {
+        if resolver::unresolved(f) {
+            // A step a function catalog resolves by its config's kind: the
+            // catalogs pin every runtime's digest (verified before it runs).
+            return Some([b"catalog ".as_slice(), &catalogs.identity()].concat());
+        }
+        let mut pinned = f.clone();
+        if catalogs.resolve(Path::new(""), &mut pinned).ok()? {
+            return runtime_identity(&pinned, runner);
+        }
+    }
+    runtime_identity(f, runner)
+}
+
+/// [`function_identity`] of a function that names its runtime.
+fn runtime_identity(
+    f: &krmgraph_package::kptfile::Function,
+    runner: &RunnerOptions,
+) -> Option<Vec<u8>> {
     if !f.exec.is_empty() {
         let words = exec::split_command(&f.exec).ok()?;
         let program = exec::look_path(words.first()?).ok()?;

@@ -128,6 +128,15 @@ pub(super) async fn present(docker: &Docker, image: &str) -> Option<bool> {
     }
 }
 
+/// The image's ID and repo digests (`sha256:<hex>`, `name@sha256:<hex>`);
+/// `None` when the engine does not have it.
+pub(super) async fn digests(docker: &Docker, image: &str) -> Option<Vec<String>> {
+    let inspect = docker.inspect_image(image).await.ok()?;
+    let mut out = vec![inspect.id?];
+    out.extend(inspect.repo_digests.unwrap_or_default());
+    Some(out)
+}
+
 /// `image <name> id <config digest> repo-digests <a,b>`: what names the
 /// image's content; `None` when the engine does not have it.
 pub(super) async fn identity(docker: &Docker, image: &str) -> Option<String> {

@@ -108,6 +108,16 @@ pub fn image_identity(image: &str, runner: &super::RunnerOptions) -> Option<Stri
     }
 }
 
+/// The local image's ID and repo digests, as the engine reports them
+/// (what a function catalog's `sha256` is checked against); `None` when no
+/// engine answers or it has no such image.
+pub fn image_digests(image: &str) -> Option<Vec<String>> {
+    let engine = engine::get().ok()?;
+    engine
+        .runtime
+        .block_on(image::digests(&engine.docker, image))
+}
+
 /// Whether the container engine has `image` locally; `None` when no
 /// engine answers or it cannot say.
 pub fn image_present(image: &str) -> Option<bool> {

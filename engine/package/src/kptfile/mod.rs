@@ -11,6 +11,7 @@
 
 pub mod decode;
 pub mod locate;
+pub mod resolver;
 pub mod schema;
 pub mod validate;
 
@@ -140,6 +141,15 @@ pub enum KptfileError {
     /// The pipeline breaks a rule of [`validate`].
     #[error("{0}")]
     Invalid(validate::ValidateError),
+    /// A function catalog could not resolve or verify a function
+    /// ([`resolver`]).
+    #[error("Kptfile at {}: {message}", go_quote_path(.dir))]
+    Catalog {
+        /// The package directory.
+        dir: PathBuf,
+        /// The catalog's message.
+        message: String,
+    },
 }
 
 impl KptfileError {
@@ -182,7 +192,11 @@ pub fn load(dir: &Path) -> Result<Kptfile, KptfileError> {
             })
         }
     };
-    let kptfile = parse(dir, &bytes)?;
+    let mut kptfile = parse(dir, &bytes)?;
+    resolver::resolve_all(dir, &mut kptfile).map_err(|message| KptfileError::Catalog {
+        dir: dir.to_path_buf(),
+        message,
+    })?;
     let check = |config_path: &str| validate::check_function_config(dir, config_path);
     validate::validate(&kptfile, &check).map_err(KptfileError::Invalid)?;
     Ok(kptfile)
