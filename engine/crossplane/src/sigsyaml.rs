@@ -12,6 +12,7 @@
 //! same `JSONToYAML`); the bytes come from the go-yaml emitter port with
 //! v2's line width.
 
+use krmgraph_yaml::gov2::format_float;
 use std::cmp::Ordering;
 
 use krmgraph_yaml::node::{tag, Style};
@@ -90,99 +91,9 @@ fn number(n: &serde_json::Number) -> Node {
     scalar(tag::FLOAT, &format_float(f))
 }
 
-/// A Go string as go-yaml v2 marshals it: literal when it has a newline,
-/// double-quoted when a plain scalar would read as something else, plain
-/// otherwise (the emitter may still quote it, as v2's does).
+/// A Go string as go-yaml v2 marshals it.
 fn string(s: &str) -> Node {
-    let mut node = Node::string(s);
-    if s.contains('\n') {
-        node.style = Style::LITERAL;
-    } else if krmgraph_yaml::resolve::resolve_tag(s) != tag::STR
-        || is_old_bool(s)
-        || is_base60_float(s)
-    {
-        node.style = Style::DOUBLE_QUOTED;
-    }
-    node
-}
-
-/// The YAML 1.1 booleans go-yaml v2 resolves and v3 does not.
-fn is_old_bool(s: &str) -> bool {
-    matches!(
-        s,
-        "y" | "Y"
-            | "yes"
-            | "Yes"
-            | "YES"
-            | "on"
-            | "On"
-            | "ON"
-            | "n"
-            | "N"
-            | "no"
-            | "No"
-            | "NO"
-            | "off"
-            | "Off"
-            | "OFF"
-    )
-}
-
-/// go-yaml's `isBase60Float`: `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`.
-fn is_base60_float(s: &str) -> bool {
-    let b = s.strip_prefix(['-', '+']).unwrap_or(s).as_bytes();
-    if b.is_empty() || !b[0].is_ascii_digit() {
-        return false;
-    }
-    let mut i = 1;
-    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
-        i += 1;
-    }
-    let mut groups = 0;
-    while i < b.len() && b[i] == b':' {
-        i += 1;
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() && i - start < 2 {
-            i += 1;
-        }
-        let ok = match &b[start..i] {
-            [_] => true,
-            [first, _] => *first <= b'5',
-            _ => false,
-        };
-        if !ok {
-            return false;
-        }
-        groups += 1;
-    }
-    if groups == 0 {
-        return false;
-    }
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
-            i += 1;
-        }
-    }
-    i == b.len()
-}
-
-/// go-yaml v2's float marshaling: `strconv.FormatFloat(f, 'g', -1, 64)`
-/// (shortest digits; exponent form when the exponent is below -4 or at
-/// least 6, as `%g` decides with the shortest precision).
-pub fn format_float(f: f64) -> String {
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let e = format!("{f:e}");
-    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
-    } else {
-        format!("{f}")
-    }
+    krmgraph_yaml::gov2::go_string_node(s)
 }
 
 fn key_order(a: &str, b: &str) -> Ordering {

@@ -2,6 +2,7 @@
 //! `results`, how kpt records each executed function (`FunctionResultList`
 //! in `results.yaml`), and the text kpt prints for them.
 
+pub use krmgraph_yaml::gov2::go_string_node;
 use krmgraph_yaml::{Kind, Node};
 
 /// One result item a function reported (kyaml's `framework.ResultItem`).
@@ -342,84 +343,6 @@ pub fn stderr_block(stderr: &str, truncate: bool) -> String {
         out.push('\n');
     }
     out
-}
-
-/// A Go string as go-yaml marshals a struct field: literal style when it has
-/// a newline, double-quoted when a plain scalar would read as another type
-/// (or as a YAML 1.1 bool like `yes`), plain otherwise.
-pub fn go_string_node(s: &str) -> Node {
-    use krmgraph_yaml::node::Style;
-    let mut node = Node::string(s);
-    if s.contains('\n') {
-        node.style = Style::LITERAL;
-    } else if krmgraph_yaml::resolve::resolve_tag(s) != krmgraph_yaml::node::tag::STR
-        || is_old_bool(s)
-        || is_base60_float(s)
-    {
-        node.style = Style::DOUBLE_QUOTED;
-    }
-    node
-}
-
-fn is_old_bool(s: &str) -> bool {
-    matches!(
-        s,
-        "y" | "Y"
-            | "yes"
-            | "Yes"
-            | "YES"
-            | "on"
-            | "On"
-            | "ON"
-            | "n"
-            | "N"
-            | "no"
-            | "No"
-            | "NO"
-            | "off"
-            | "Off"
-            | "OFF"
-    )
-}
-
-/// go-yaml's `isBase60Float`: `^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`.
-fn is_base60_float(s: &str) -> bool {
-    let b = s.strip_prefix(['-', '+']).unwrap_or(s).as_bytes();
-    if b.is_empty() || !b[0].is_ascii_digit() {
-        return false;
-    }
-    let mut i = 1;
-    while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
-        i += 1;
-    }
-    let mut groups = 0;
-    while i < b.len() && b[i] == b':' {
-        i += 1;
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() && i - start < 2 {
-            i += 1;
-        }
-        let digits = &b[start..i];
-        let ok = match digits.len() {
-            1 => true,
-            2 => digits[0] <= b'5',
-            _ => false,
-        };
-        if !ok {
-            return false;
-        }
-        groups += 1;
-    }
-    if groups == 0 {
-        return false;
-    }
-    if i < b.len() && b[i] == b'.' {
-        i += 1;
-        while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
-            i += 1;
-        }
-    }
-    i == b.len()
 }
 
 fn int_node(v: i64) -> Node {

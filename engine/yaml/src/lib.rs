@@ -27,6 +27,7 @@ pub mod decode;
 pub mod emitter;
 pub mod encode;
 pub mod event;
+pub mod gov2;
 pub mod node;
 pub mod parser;
 mod reader;

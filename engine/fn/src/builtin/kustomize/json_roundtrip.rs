@@ -16,10 +16,11 @@
 //!   plain scalar would read as another type, literal when multi-line), so
 //!   `'PROJECT_ID'` comes back as `PROJECT_ID`;
 //! - numbers as v2 reads JSON numbers: integers stay integers, the rest are
-//!   floats written with Go's `%g` ([`format_float`]);
+//!   floats written with Go's `%g` ([`krmgraph_yaml::gov2::format_float`]);
 //! - empty maps and lists as flow `{}` and `[]`; no anchors, tags or
 //!   comments.
 
+use krmgraph_yaml::gov2::format_float;
 use std::cmp::Ordering;
 
 use serde_json::Value;
@@ -273,24 +274,6 @@ fn number(n: &serde_json::Number) -> Node {
         return scalar(tag::INT, &u.to_string());
     }
     scalar(tag::FLOAT, &format_float(n.as_f64().unwrap_or(0.0)))
-}
-
-/// go-yaml v2's float marshaling: `strconv.FormatFloat(f, 'g', -1, 64)`
-/// (shortest digits; exponent form when the exponent is below -4 or at
-/// least 6). JSON has no NaN or infinities, so those never reach here.
-pub fn format_float(f: f64) -> String {
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let e = format!("{f:e}");
-    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
-    } else {
-        format!("{f}")
-    }
 }
 
 fn key_order(a: &str, b: &str) -> Ordering {
