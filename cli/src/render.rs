@@ -238,8 +238,10 @@ pub struct Watching<'a> {
     pub tree: Option<std::sync::Arc<Snapshot>>,
     /// Learns what the render wrote.
     pub left: &'a mut Left,
+    /// The session's memos, shared by its renders.
+    pub memos: std::sync::Arc<krmgraph_render::Memos>,
     /// The session's use of the memos' record, shared by its renders.
-    pub memos: std::sync::Arc<krmgraph_render::MemoSession>,
+    pub memo_record: std::sync::Arc<krmgraph_render::MemoSession>,
 }
 
 /// What a render did to the tree it read, for `watch`, which must tell
@@ -334,6 +336,7 @@ fn try_eval(args: FnEvalArgs, ui: &Ui) -> Result<(), ()> {
             no_builtin_images: args.no_builtin.clone(),
             timeout: args.fn_timeout,
             check_direct: check_direct(),
+            memos: Default::default(),
         },
     };
     let mut reporter = StderrReporter::new(args.truncate_output, ui);
@@ -377,9 +380,14 @@ fn check_pull_policy(value: &str) -> Result<(), ()> {
 pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result<Rendered, ()> {
     let mut unwatched = Left::Unknown;
     let process_goes_on = watching.is_some();
-    let (read, left, memos) = match watching {
-        Some(Watching { tree, left, memos }) => (tree, left, memos),
-        None => (None, &mut unwatched, Default::default()),
+    let (read, left, memos, memo_record) = match watching {
+        Some(Watching {
+            tree,
+            left,
+            memos,
+            memo_record,
+        }) => (tree, left, memos, memo_record),
+        None => (None, &mut unwatched, Default::default(), Default::default()),
     };
     let started = std::time::Instant::now();
     check_pull_policy(&args.image_pull_policy)?;
@@ -417,6 +425,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
             no_builtin_images: args.no_builtin.clone(),
             timeout: args.fn_timeout,
             check_direct: check_direct(),
+            memos,
         },
         order: args.order.map(|o| match o {
             crate::args::OrderArg::Dfs => krmgraph_render::Order::DepthFirst,
@@ -553,7 +562,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
     };
     options.cache = shared
         .as_ref()
-        .map(|s| cache::step_cache(s, tree.map(|t| t.snapshot), args.verify, memos));
+        .map(|s| cache::step_cache(s, tree.map(|t| t.snapshot), args.verify, memo_record));
     let mut reporter = StderrReporter::new(args.truncate_output, ui).with_progress(&pkg);
     reporter.captured = cached.as_ref().map(|_| Vec::new());
     crate::pages::large();

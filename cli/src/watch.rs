@@ -76,6 +76,7 @@ pub fn run(args: WatchArgs, mut ui: Ui) -> ExitCode {
         stop: stop.as_ref(),
         ignore,
         memos: Arc::default(),
+        memo_record: Arc::default(),
     };
     match session.watch() {
         Ok(()) => {
@@ -148,9 +149,11 @@ struct Session<'a> {
     ui: &'a Ui,
     stop: &'a Stop,
     ignore: Ignore,
+    /// The memos every render of the session learns into and draws on.
+    memos: Arc<krmgraph_render::Memos>,
     /// The memos' record: read by the first render, written again only
     /// when a render learnt enough since.
-    memos: Arc<krmgraph_render::MemoSession>,
+    memo_record: Arc<krmgraph_render::MemoSession>,
 }
 
 impl Session<'_> {
@@ -222,6 +225,7 @@ impl Session<'_> {
             tree: Some(before.clone()),
             left: &mut left,
             memos: self.memos.clone(),
+            memo_record: self.memo_record.clone(),
         };
         let ok = try_run(&self.args.render, Some(watching), self.ui).is_ok();
         self.stop.rendering.store(false, Ordering::SeqCst);

@@ -165,7 +165,11 @@ fn function_input(
         .collect();
     list.sort_by_key(|(offset, _)| *offset);
     let mut list: Vec<ListPart> = list.into_iter().map(|(_, part)| part).collect();
-    ByteWriter::resource_list(runner.config.clone()).write_parts_remembering(&mut list, false)
+    ByteWriter::resource_list(runner.config.clone()).write_parts_remembering(
+        &mut list,
+        &runner.memos.items,
+        false,
+    )
 }
 
 /// What follows an echo: the node parts restored, given default and
@@ -182,7 +186,16 @@ fn after_echo(
     let config = runner.config.as_ref();
     let mut outputs = Vec::with_capacity(nodes.len());
     for ((offset, mut part), remembered) in nodes.into_iter().zip(remembered) {
-        let output = echoed(&mut part, offset, config, &remembered, stdout, false)?.ok()?;
+        let output = echoed(
+            &runner.memos.items,
+            &mut part,
+            offset,
+            config,
+            &remembered,
+            stdout,
+            false,
+        )?
+        .ok()?;
         let mut output = runner.default_paths(output, config).ok()?;
         runner.set_package_paths(&mut output);
         outputs.push((offset, output));

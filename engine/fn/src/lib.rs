@@ -23,6 +23,7 @@ pub mod event;
 pub mod exec;
 pub mod hints;
 pub mod known;
+pub mod memos;
 pub mod results;
 pub mod select;
 #[cfg(test)]
@@ -71,6 +72,9 @@ pub struct RunnerOptions {
     /// echoed output through the parser, and panic on a difference
     /// (`KRMGRAPH_CHECK_DIRECT=1`; for tests and CI).
     pub check_direct: bool,
+    /// The memos the functions learn into and draw on: the render's, or
+    /// its `watch` session's.
+    pub memos: Arc<memos::Memos>,
 }
 
 impl RunnerOptions {
@@ -98,6 +102,7 @@ impl Default for RunnerOptions {
             no_builtin_images: Vec::new(),
             timeout: exec::DEFAULT_TIMEOUT,
             check_direct: false,
+            memos: Arc::default(),
         }
     }
 }
@@ -190,6 +195,8 @@ pub struct FunctionRunner {
     pub container: container::ContainerOptions,
     /// [`RunnerOptions::check_direct`].
     pub check_direct: bool,
+    /// [`RunnerOptions::memos`].
+    pub memos: Arc<memos::Memos>,
     /// A process [`known::run_echoing`] ran but could not use, with the
     /// stdin it was given: the next call with that stdin takes it instead
     /// of running the function again.
@@ -294,6 +301,7 @@ impl FunctionRunner {
                 timeout: options.timeout,
             },
             check_direct: options.check_direct,
+            memos: Arc::clone(&options.memos),
             prefetched: Handoff::default(),
             echo: Handoff::default(),
         })
@@ -494,9 +502,13 @@ impl FunctionRunner {
         record: &mut FnResult,
         output_use: OutputUse,
     ) -> Result<Vec<Node>, FnError> {
-        let (stdin, remembered) =
-            kio_pipeline::function_input_remembering(input, function_config, self.check_direct)
-                .map_err(|e| FnError::Message(e.to_string()))?;
+        let (stdin, remembered) = kio_pipeline::function_input_remembering(
+            input,
+            function_config,
+            &self.memos.items,
+            self.check_direct,
+        )
+        .map_err(|e| FnError::Message(e.to_string()))?;
         let process = self.invoke(&stdin)?;
         record.stderr = String::from_utf8_lossy(&process.stderr).into_owned();
         let echo = process.exit_code == Some(0) && process.stdout == stdin;
@@ -509,6 +521,7 @@ impl FunctionRunner {
                 .map(|item| !kio_pipeline::has_document_comments(item))
                 .collect();
             if let Some(output) = echoed(
+                &self.memos.items,
                 input,
                 0,
                 function_config,
@@ -600,7 +613,8 @@ impl FunctionRunner {
         function_config: Option<&Node>,
     ) -> Option<Result<builtin::direct::Output, FnError>> {
         let step = fixed_point::Step::new(image, builtin.version, function_config);
-        let (mut lookups, feet) = fixed_point::classify(&step, input);
+        let fixed_points = &self.memos.fixed_points;
+        let (mut lookups, feet) = fixed_points.classify(&step, input);
         let runs = foot_comment_runs(&feet);
         let mut given: Vec<Option<Node>> = vec![None; input.len()];
         let outputs: Vec<Vec<Node>> = runs
@@ -612,8 +626,14 @@ impl FunctionRunner {
                 given[i] = Some(node);
             }
         }
-        let transformed =
-            settle_round_tripped(per_item, input, &mut lookups, &given, function_config);
+        let transformed = settle_round_tripped(
+            fixed_points,
+            per_item,
+            input,
+            &mut lookups,
+            &given,
+            function_config,
+        );
         let to_run: Vec<usize> = (0..input.len())
             .filter(|&i| given[i].is_none() && !lookups[i].is_known())
             .collect();
@@ -635,9 +655,9 @@ impl FunctionRunner {
             .zip(run.items.par_iter())
             .for_each(|(&i, output)| match &lookups[i] {
                 fixed_point::Lookup::Unknown(keyed) => {
-                    fixed_point::learn(per_item.family, keyed, &input[i], output);
+                    fixed_points.learn(per_item.family, keyed, &input[i], output);
                 }
-                _ => fixed_point::note_output(per_item.family, output),
+                _ => fixed_points.note_output(per_item.family, output),
             });
         let ran = std::mem::take(&mut run.items);
         let output = self
@@ -782,7 +802,9 @@ fn plain_entries(remembered: item_memo::Entries, bare: &[bool]) -> item_memo::En
 /// output is then parsed whole). `input` may be a run of the list the
 /// function was given that starts at position `first` (ids number the
 /// whole list; `check` then must be off: it parses the whole output).
+/// What is found is learnt into `memo`.
 fn echoed(
+    memo: &item_memo::ItemMemo,
     input: &mut Vec<Node>,
     first: usize,
     function_config: Option<&Node>,
@@ -844,7 +866,7 @@ fn echoed(
             });
             let plain = kio_pipeline::restore_echo(item, |output| plan.apply(output))?;
             if let Some(entry) = entry.filter(|_| unchanged && plain) {
-                entry.learn_echo(item);
+                memo.learn_echo(entry, item);
             }
             Ok(())
         })
@@ -998,14 +1020,15 @@ fn run_items(
     Some(run)
 }
 
-/// Makes known the items of `input` that [`fixed_point::classify`] did not
-/// know, that came out of `per_item`'s round trip
-/// ([`fixed_point::round_tripped`]) and that its transformation leaves
+/// Makes known the items of `input` that [`fixed_point::FixedPoints::classify`]
+/// did not know, that came out of `per_item`'s round trip
+/// ([`fixed_point::FixedPoints::round_tripped`]) and that its transformation leaves
 /// alone: such an item comes back as it is. Items `given` (run on their
 /// own) are left as they are. Returns, by position, the candidates the
 /// transformation changed, as the function read and transformed them
 /// ([`builtin::Verdict::Transformed`]).
 fn settle_round_tripped(
+    fixed_points: &fixed_point::FixedPoints,
     per_item: &builtin::PerItem,
     input: &[Node],
     lookups: &mut [fixed_point::Lookup],
@@ -1017,9 +1040,9 @@ fn settle_round_tripped(
         .par_iter()
         .enumerate()
         .filter_map(|(i, lookup)| match lookup {
-            fixed_point::Lookup::Unknown(keyed) if given[i].is_none() => {
-                fixed_point::round_tripped(per_item.family, keyed).map(|known| (i, known))
-            }
+            fixed_point::Lookup::Unknown(keyed) if given[i].is_none() => fixed_points
+                .round_tripped(per_item.family, keyed)
+                .map(|known| (i, known)),
             _ => None,
         })
         .collect();
@@ -1036,7 +1059,7 @@ fn settle_round_tripped(
         };
         match verdict {
             builtin::Verdict::LeftAlone => {
-                fixed_point::know(keyed.key, known.clone());
+                fixed_points.know(keyed.key, known.clone());
                 lookups[i] = fixed_point::Lookup::Known(known);
             }
             builtin::Verdict::Transformed(copy) => transformed[i] = Some(copy),
@@ -1244,12 +1267,15 @@ mod tests {
     /// of a tree runs it: numbered, encoded through the memo, echoed and
     /// reconciled. `check` holds the memo's texts to fresh encodings and
     /// the echoes to their parses.
-    fn one_level(items: &mut Vec<Node>) -> (Vec<u8>, item_memo::Entries) {
+    fn one_level(
+        memo: &item_memo::ItemMemo,
+        items: &mut Vec<Node>,
+    ) -> (Vec<u8>, item_memo::Entries) {
         let snapshot = preprocess_for_internal_annotation_migration(items).unwrap();
         set_ids(items).unwrap();
         let (stdin, remembered) =
-            kio_pipeline::function_input_remembering(items, None, true).unwrap();
-        let mut output = match echoed(items, 0, None, &remembered, &stdin, true) {
+            kio_pipeline::function_input_remembering(items, None, memo, true).unwrap();
+        let mut output = match echoed(memo, items, 0, None, &remembered, &stdin, true) {
             Some(output) => output.unwrap(),
             None => {
                 let mut parsed = kio_pipeline::read_function_output(&stdin).unwrap().nodes;
@@ -1266,6 +1292,7 @@ mod tests {
     /// (encoded whole, parsed back); returns, per level, how many items'
     /// echoes the memo knew to read back plainly.
     fn pass_up(sources: &[&str]) -> Vec<usize> {
+        let memo = item_memo::ItemMemo::default();
         let mut items: Vec<Node> = sources.iter().map(|s| parse(s)).collect();
         let mut long_way = items.clone();
         let mut plain = Vec::new();
@@ -1273,7 +1300,7 @@ mod tests {
             // Each level numbers the items from another position.
             items.rotate_left(1);
             long_way.rotate_left(1);
-            let (stdin, remembered) = one_level(&mut items);
+            let (stdin, remembered) = one_level(&memo, &mut items);
             let snapshot = preprocess_for_internal_annotation_migration(&mut long_way).unwrap();
             set_ids(&mut long_way).unwrap();
             assert_eq!(stdin, function_input(&mut long_way.clone(), None).unwrap());

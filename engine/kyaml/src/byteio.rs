@@ -330,23 +330,23 @@ impl ByteWriter {
         bytes
     }
 
-    /// [`ByteWriter::write_list_in_place`] through the item memo
-    /// ([`item_memo`]): each item's text is remembered, or taken from the
+    /// [`ByteWriter::write_list_in_place`] through `memo` ([`item_memo`]):
+    /// each item's text is remembered, or taken from the
     /// memo with its own ids. Also returns each item's memo entry (`None`
     /// where it has none). `check`: encode remembered items too and panic
     /// on a difference.
     pub fn write_list_remembering(
         &self,
         nodes: &mut [Node],
+        memo: &item_memo::ItemMemo,
         check: bool,
     ) -> Result<(Vec<u8>, item_memo::Entries)> {
         if !self.encodes_in_place(nodes) {
             return Ok((self.write(nodes)?, vec![None; nodes.len()]));
         }
         let mut roots: Vec<Node> = nodes.iter_mut().map(take_y_node).collect();
-        let remembered = self.encode_items(&mut roots, |root| {
-            item_memo::item_text(root, check, encode_item)
-        });
+        let remembered =
+            self.encode_items(&mut roots, |root| memo.item_text(root, check, encode_item));
         let (bytes, entries, roots) = match remembered {
             Some((bytes, entries)) => (Ok(bytes), entries, roots),
             None => {
@@ -478,6 +478,7 @@ impl ByteWriter {
     pub fn write_parts_remembering(
         &self,
         parts: &mut [ListPart],
+        memo: &item_memo::ItemMemo,
         check: bool,
     ) -> Option<(Vec<u8>, Vec<item_memo::Entries>)> {
         let encodable = parts.iter().all(|part| match part {
@@ -494,7 +495,7 @@ impl ByteWriter {
                 ListPart::Texts(_) => None,
             })
             .collect();
-        let written = self.write_parts(parts, &mut roots, check);
+        let written = self.write_parts(parts, &mut roots, memo, check);
         for (part, roots) in parts.iter_mut().zip(roots) {
             if let (ListPart::Nodes(nodes), Some(roots)) = (part, roots) {
                 for (node, root) in nodes.iter_mut().zip(roots) {
@@ -509,6 +510,7 @@ impl ByteWriter {
         &self,
         parts: &mut [ListPart],
         roots: &mut [Option<Vec<Node>>],
+        memo: &item_memo::ItemMemo,
         check: bool,
     ) -> Option<(Vec<u8>, Vec<item_memo::Entries>)> {
         let mut texts: Vec<item_memo::ItemText> = Vec::new();
@@ -517,7 +519,7 @@ impl ByteWriter {
         for (part, roots) in parts.iter_mut().zip(roots.iter_mut()) {
             let ListPart::Texts(known) = part else {
                 let roots = roots.as_mut()?;
-                let (part_texts, part_entries) = self.encode_runs(roots, check)?;
+                let (part_texts, part_entries) = self.encode_runs(roots, memo, check)?;
                 carrier.get_or_insert((texts.len(), roots.len()));
                 entries.push(part_entries);
                 texts.extend(part_texts);
@@ -538,6 +540,7 @@ impl ByteWriter {
     fn encode_runs(
         &self,
         roots: &mut [Node],
+        memo: &item_memo::ItemMemo,
         check: bool,
     ) -> Option<(Vec<item_memo::ItemText>, item_memo::Entries)> {
         let lengths = runs(roots)?;
@@ -551,7 +554,8 @@ impl ByteWriter {
         let texts: Vec<(item_memo::ItemText, item_memo::Entries)> = chunks
             .par_iter_mut()
             .map(|run| match run {
-                [root] => item_memo::item_text(root, check, encode_item)
+                [root] => memo
+                    .item_text(root, check, encode_item)
                     .map(|(text, entry)| (text, vec![entry])),
                 run => {
                     let text = item_memo::ItemText::encoded(encode_run(run)?);

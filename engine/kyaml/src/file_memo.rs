@@ -11,12 +11,13 @@
 //! to equal bytes. `KRMGRAPH_CHECK_DIRECT=1` (CI) encodes such files anyway
 //! and fails on a difference.
 //!
-//! The memo is the process's (a `watch` renders many times) and bounded;
-//! [`export`] and [`import`] pass the entries a render used on to the next
+//! A [`FileMemo`] is a value its owner passes down (one render's, or a
+//! `watch` session's across its renders) and bounded; [`FileMemo::export`]
+//! and [`FileMemo::import`] pass the entries a render used on to the next
 //! process through the step cache.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 
 use super::item_memo::{self, Fingerprint, FingerprintMap};
 use krmgraph_yaml::Node;
@@ -24,15 +25,27 @@ use krmgraph_yaml::Node;
 /// The entries the memo keeps before it starts over.
 const LIMIT: usize = 1 << 20;
 
-/// A file's fingerprint → the blake3 of its bytes, and whether this
-/// process used the entry.
+/// A file's fingerprint → the blake3 of its bytes, and whether the memo's
+/// owner used the entry.
 type Entries = FingerprintMap<(Fingerprint, bool)>;
 
-fn entries() -> MutexGuard<'static, Entries> {
-    static MEMO: OnceLock<Mutex<Entries>> = OnceLock::new();
-    MEMO.get_or_init(Mutex::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+/// The file memo (see the module doc).
+#[derive(Default)]
+pub struct FileMemo {
+    entries: Mutex<Entries>,
+    /// Files learnt that an import did not give.
+    learnt: AtomicUsize,
+    /// Whether an export was imported (only the first is).
+    imported: AtomicBool,
+}
+
+impl std::fmt::Debug for FileMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileMemo")
+            .field("entries", &self.entries().len())
+            .field("learnt", &self.learnt())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The fingerprint of a file written from `nodes` (in the order they are
@@ -49,75 +62,75 @@ pub fn key(nodes: &[Node], options: &[u8]) -> Fingerprint {
     *h.finalize().as_bytes()
 }
 
-/// The blake3 of the bytes a file with fingerprint `key` was written as.
-pub fn known(key: &Fingerprint) -> Option<Fingerprint> {
-    let mut entries = entries();
-    let (digest, used) = entries.get_mut(key)?;
-    *used = true;
-    Some(*digest)
-}
-
-/// Remembers that a file with fingerprint `key` was written as `bytes`.
-pub fn learn(key: Fingerprint, bytes: &[u8]) {
-    let digest = *blake3::hash(bytes).as_bytes();
-    if entries().get(&key).map(|(known, _)| *known) != Some(digest) {
-        LEARNT.fetch_add(1, Ordering::Relaxed);
+impl FileMemo {
+    fn entries(&self) -> MutexGuard<'_, Entries> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
     }
-    insert(key, (digest, true));
-}
 
-/// Files this process learnt that an import did not give it.
-static LEARNT: AtomicUsize = AtomicUsize::new(0);
-
-/// How many files this process learnt that an import did not give it.
-pub fn learnt() -> usize {
-    LEARNT.load(Ordering::Relaxed)
-}
-
-fn insert(key: Fingerprint, entry: (Fingerprint, bool)) {
-    let mut entries = entries();
-    if entries.len() >= LIMIT {
-        entries.clear();
+    /// The blake3 of the bytes a file with fingerprint `key` was written
+    /// as.
+    pub fn known(&self, key: &Fingerprint) -> Option<Fingerprint> {
+        let mut entries = self.entries();
+        let (digest, used) = entries.get_mut(key)?;
+        *used = true;
+        Some(*digest)
     }
-    entries.insert(key, entry);
+
+    /// Remembers that a file with fingerprint `key` was written as `bytes`.
+    pub fn learn(&self, key: Fingerprint, bytes: &[u8]) {
+        let digest = *blake3::hash(bytes).as_bytes();
+        let mut entries = self.entries();
+        if entries.get(&key).map(|(known, _)| *known) != Some(digest) {
+            self.learnt.fetch_add(1, Ordering::Relaxed);
+        }
+        if entries.len() >= LIMIT {
+            entries.clear();
+        }
+        entries.insert(key, (digest, true));
+    }
+
+    /// How many files this memo learnt that an import did not give it.
+    pub fn learnt(&self) -> usize {
+        self.learnt.load(Ordering::Relaxed)
+    }
+
+    /// The entries used, for a later process to [`FileMemo::import`];
+    /// `None` when there are none. Checksummed as the item memo's.
+    pub fn export(&self) -> Option<Vec<u8>> {
+        item_memo::framed(EXPORT_HEADER, |out| {
+            let mut count = 0u32;
+            for (key, (digest, _)) in self.entries().iter().filter(|(_, (_, used))| *used) {
+                count += 1;
+                out.extend_from_slice(key);
+                out.extend_from_slice(digest);
+            }
+            count
+        })
+    }
+
+    /// Knows the entries of an [`FileMemo::export`] (as not yet used; the
+    /// first one given only). Anything wrong with `bytes` (another version,
+    /// damage) and nothing is imported. Returns how many entries were.
+    pub fn import(&self, bytes: &[u8]) -> usize {
+        if self.imported.swap(true, Ordering::SeqCst) {
+            return 0;
+        }
+        let Some(decoded) = decode_export(bytes) else {
+            return 0;
+        };
+        let count = decoded.len();
+        let mut entries = self.entries();
+        for (key, digest) in decoded {
+            entries.entry(key).or_insert((digest, false));
+        }
+        count
+    }
 }
 
 /// The start of an export: what wrote it. Another version's is not read
 /// (its writer may write other bytes).
 const EXPORT_HEADER: &[u8] =
     concat!("krmgraph file memo v1 ", env!("CARGO_PKG_VERSION"), "\n").as_bytes();
-
-/// The entries this process used, for a later process to [`import`];
-/// `None` when there are none. Checksummed as the item memo's.
-pub fn export() -> Option<Vec<u8>> {
-    item_memo::framed(EXPORT_HEADER, |out| {
-        let mut count = 0u32;
-        for (key, (digest, _)) in entries().iter().filter(|(_, (_, used))| *used) {
-            count += 1;
-            out.extend_from_slice(key);
-            out.extend_from_slice(digest);
-        }
-        count
-    })
-}
-
-/// Knows the entries of an [`export`] (as not yet used; once per process).
-/// Anything wrong with `bytes` (another version, damage) and nothing is
-/// imported. Returns how many entries were.
-pub fn import(bytes: &[u8]) -> usize {
-    static IMPORTED: AtomicBool = AtomicBool::new(false);
-    if IMPORTED.swap(true, Ordering::SeqCst) {
-        return 0;
-    }
-    let Some(decoded) = decode_export(bytes) else {
-        return 0;
-    };
-    let count = decoded.len();
-    for (key, digest) in decoded {
-        entries().entry(key).or_insert((digest, false));
-    }
-    count
-}
 
 fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprint, Fingerprint)>> {
     let (count, mut r) = item_memo::unframed(bytes, EXPORT_HEADER)?;
@@ -159,9 +172,10 @@ mod tests {
 
     #[test]
     fn an_export_holds_what_was_used_and_a_damaged_one_is_refused() {
+        let memo = FileMemo::default();
         let key = key(&nodes("file memo export test: 1\n"), b"o");
-        learn(key, b"bytes");
-        let export = export().expect("one entry was used");
+        memo.learn(key, b"bytes");
+        let export = memo.export().expect("one entry was used");
         let decoded = decode_export(&export).unwrap();
         let entry = decoded.iter().find(|(k, _)| *k == key).expect("exported");
         assert_eq!(entry.1, *blake3::hash(b"bytes").as_bytes());

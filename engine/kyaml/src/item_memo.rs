@@ -39,11 +39,12 @@
 //! fails on a difference; the echo check already reads every echo back the
 //! long way.
 //!
-//! The memo is the process's (a `watch` renders many times): it forgets
-//! everything once its texts pass 256 MiB. A render with a cache
-//! store passes it on to the next process ([`export`], [`import`], kept in
-//! the store by the step cache): the entries it used whose echoes read back
-//! plainly, which is what the ancestors of an edited package pass up again.
+//! An [`ItemMemo`] is a value its owner passes down: one render's, or a
+//! `watch` session's across its renders. It forgets everything once its
+//! texts pass 256 MiB. A render with a cache store passes it on to the next
+//! process ([`ItemMemo::export`], [`ItemMemo::import`], kept in the store by
+//! the step cache): the entries it used whose echoes read back plainly,
+//! which is what the ancestors of an edited package pass up again.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -140,13 +141,14 @@ pub struct Entry {
     /// reading back (the one id restoring keeps; the parser gives the
     /// key a tag kio.Pipeline's setter does not).
     echo: OnceLock<MigrationIdLook>,
-    /// Whether this process looked the item up or remembered it (what
-    /// [`export`] keeps).
+    /// Whether the memo's owner looked the item up or remembered it (what
+    /// [`ItemMemo::export`] keeps).
     used: AtomicBool,
 }
 
 impl Entry {
-    /// The item's fingerprint: [`remembered`] finds the entry by it.
+    /// The item's fingerprint: [`ItemMemo::remembered`] finds the entry by
+    /// it.
     pub fn fingerprint(&self) -> &Fingerprint {
         &self.fingerprint
     }
@@ -163,16 +165,6 @@ impl Entry {
     /// its ids.
     pub fn echo_reads_back_plainly(&self) -> bool {
         self.echo.get().is_some()
-    }
-
-    /// Records that an echo of this item read back plainly: `restored` is
-    /// the echo, restored.
-    pub fn learn_echo(&self, restored: &Node) {
-        if let Some(look) = migration_id_look(restored) {
-            if self.echo.set(look).is_ok() {
-                LEARNT.fetch_add(1, Ordering::Relaxed);
-            }
-        }
     }
 
     /// What [`kio_pipeline::restore_echo`] makes of an echo of `item`, when
@@ -291,22 +283,41 @@ impl ItemText {
 
 type Shards<T> = [Mutex<FingerprintMap<Arc<T>>>; SHARDS];
 
-struct Memo {
+/// The item memo (see the module doc). Shared by the threads of a render
+/// through `&`.
+pub struct ItemMemo {
     /// By item fingerprint.
     entries: Shards<Entry>,
     /// By text fingerprint.
     texts: Shards<Text>,
     /// The size of the texts.
     bytes: AtomicUsize,
+    /// Entries learnt that an [`ItemMemo::export`] writes (items whose
+    /// echo was found to read back plainly) and an import did not give.
+    learnt: AtomicUsize,
+    /// Whether an export was imported (only the first is).
+    imported: AtomicBool,
 }
 
-fn memo() -> &'static Memo {
-    static MEMO: OnceLock<Memo> = OnceLock::new();
-    MEMO.get_or_init(|| Memo {
-        entries: std::array::from_fn(|_| Mutex::default()),
-        texts: std::array::from_fn(|_| Mutex::default()),
-        bytes: AtomicUsize::new(0),
-    })
+impl Default for ItemMemo {
+    fn default() -> Self {
+        ItemMemo {
+            entries: std::array::from_fn(|_| Mutex::default()),
+            texts: std::array::from_fn(|_| Mutex::default()),
+            bytes: AtomicUsize::new(0),
+            learnt: AtomicUsize::new(0),
+            imported: AtomicBool::new(false),
+        }
+    }
+}
+
+impl std::fmt::Debug for ItemMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ItemMemo")
+            .field("bytes", &self.bytes.load(Ordering::Relaxed))
+            .field("learnt", &self.learnt.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
 }
 
 fn shard<'m, T>(shards: &'m Shards<T>, fp: &Fingerprint) -> MutexGuard<'m, FingerprintMap<Arc<T>>> {
@@ -315,7 +326,7 @@ fn shard<'m, T>(shards: &'m Shards<T>, fp: &Fingerprint) -> MutexGuard<'m, Finge
         .unwrap_or_else(|e| e.into_inner())
 }
 
-impl Memo {
+impl ItemMemo {
     fn get(&self, fp: &Fingerprint) -> Option<Arc<Entry>> {
         let entry = shard(&self.entries, fp).get(fp).cloned()?;
         entry.used.store(true, Ordering::Relaxed);
@@ -361,81 +372,143 @@ impl Memo {
 const EXPORT_HEADER: &[u8] =
     concat!("krmgraph item memo v2 ", env!("CARGO_PKG_VERSION"), "\n").as_bytes();
 
-/// The entries this process used whose echoes read back plainly (the
-/// items a later render passes up again), for a later process to
-/// [`import`]; `None` when there are none. The last 32 bytes are the
-/// blake3 of the rest.
-pub fn export() -> Option<Vec<u8>> {
-    framed(EXPORT_HEADER, |out| {
-        let mut count = 0u32;
-        for shard in &memo().entries {
-            let shard = shard.lock().unwrap_or_else(|e| e.into_inner());
-            for (fp, entry) in shard.iter() {
-                let Some(echo) = entry.echo.get() else {
-                    continue;
-                };
-                let text = &entry.text;
-                if !entry.used.load(Ordering::Relaxed) || text.text.len() > u32::MAX as usize {
-                    continue;
-                }
-                count += 1;
-                out.extend_from_slice(fp);
-                out.extend_from_slice(&text.fingerprint);
-                put_bytes(out, &text.text);
-                for (range, id) in &text.values {
-                    out.extend_from_slice(&(range.start as u32).to_le_bytes());
-                    out.extend_from_slice(&(range.end as u32).to_le_bytes());
-                    out.push(*id as u8);
-                }
-                for (style, tag) in echo {
-                    out.push(style.0);
-                    put_bytes(out, tag.as_bytes());
+impl ItemMemo {
+    /// The entries used whose echoes read back plainly (the items a later
+    /// render passes up again), for a later process to
+    /// [`ItemMemo::import`]; `None` when there are none. The last 32 bytes
+    /// are the blake3 of the rest.
+    pub fn export(&self) -> Option<Vec<u8>> {
+        framed(EXPORT_HEADER, |out| {
+            let mut count = 0u32;
+            for shard in &self.entries {
+                let shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+                for (fp, entry) in shard.iter() {
+                    let Some(echo) = entry.echo.get() else {
+                        continue;
+                    };
+                    let text = &entry.text;
+                    if !entry.used.load(Ordering::Relaxed) || text.text.len() > u32::MAX as usize {
+                        continue;
+                    }
+                    count += 1;
+                    out.extend_from_slice(fp);
+                    out.extend_from_slice(&text.fingerprint);
+                    put_bytes(out, &text.text);
+                    for (range, id) in &text.values {
+                        out.extend_from_slice(&(range.start as u32).to_le_bytes());
+                        out.extend_from_slice(&(range.end as u32).to_le_bytes());
+                        out.push(*id as u8);
+                    }
+                    for (style, tag) in echo {
+                        out.push(style.0);
+                        put_bytes(out, tag.as_bytes());
+                    }
                 }
             }
+            count
+        })
+    }
+
+    /// How many entries this memo learnt that an [`ItemMemo::export`]
+    /// writes and an import did not give it.
+    pub fn learnt(&self) -> usize {
+        self.learnt.load(Ordering::Relaxed)
+    }
+
+    /// Remembers the entries of an [`ItemMemo::export`] (the first one
+    /// given only; entries the memo has already are kept). Anything wrong
+    /// with `bytes` — another version, damage, an entry that does not hold
+    /// together — and nothing is imported. Returns how many entries were.
+    pub fn import(&self, bytes: &[u8]) -> usize {
+        if self.imported.swap(true, Ordering::SeqCst) {
+            return 0;
+        }
+        let Some(entries) = decode_export(bytes) else {
+            return 0;
+        };
+        let count = entries.len();
+        for (fps, entry) in entries {
+            let text = {
+                let mut texts = shard(&self.texts, &fps.text);
+                let text = texts.entry(fps.text).or_insert_with(|| {
+                    self.bytes
+                        .fetch_add(entry.text.text.len(), Ordering::Relaxed);
+                    entry.text.clone()
+                });
+                text.clone()
+            };
+            shard(&self.entries, &fps.item)
+                .entry(fps.item)
+                .or_insert_with(|| Arc::new(Entry { text, ..entry }));
         }
         count
-    })
-}
-
-/// Entries this process learnt that an [`export`] writes (items whose
-/// echo it found to read back plainly).
-static LEARNT: AtomicUsize = AtomicUsize::new(0);
-
-/// How many entries this process learnt that an [`export`] writes and an
-/// import did not give it.
-pub fn learnt() -> usize {
-    LEARNT.load(Ordering::Relaxed)
-}
-
-/// Remembers the entries of an [`export`] (once per process; entries the
-/// memo has already are kept). Anything wrong with `bytes` — another
-/// version, damage, an entry that does not hold together — and nothing is
-/// imported. Returns how many entries were.
-pub fn import(bytes: &[u8]) -> usize {
-    static IMPORTED: AtomicBool = AtomicBool::new(false);
-    if IMPORTED.swap(true, Ordering::SeqCst) {
-        return 0;
     }
-    let Some(entries) = decode_export(bytes) else {
-        return 0;
-    };
-    let count = entries.len();
-    let memo = memo();
-    for (fps, entry) in entries {
-        let text = {
-            let mut texts = shard(&memo.texts, &fps.text);
-            let text = texts.entry(fps.text).or_insert_with(|| {
-                memo.bytes
-                    .fetch_add(entry.text.text.len(), Ordering::Relaxed);
-                entry.text.clone()
-            });
-            text.clone()
+
+    /// Records that an echo of `entry`'s item read back plainly:
+    /// `restored` is the echo, restored.
+    pub fn learn_echo(&self, entry: &Entry, restored: &Node) {
+        if let Some(look) = migration_id_look(restored) {
+            if entry.echo.set(look).is_ok() {
+                self.learnt.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The entry remembered for the item whose fingerprint is
+    /// `fingerprint`.
+    pub fn remembered(&self, fingerprint: &Fingerprint) -> Option<Arc<Entry>> {
+        self.get(fingerprint)
+    }
+
+    /// The text of `root` (an item's mapping) in a ResourceList, from the
+    /// memo or from `encode` (which is then remembered), and the memo's entry
+    /// for it. `None` when `encode` fails. `check`: encode remembered items
+    /// too and panic on a difference.
+    pub fn item_text(
+        &self,
+        root: &mut Node,
+        check: bool,
+        encode: impl Fn(&mut Node) -> Option<Vec<u8>>,
+    ) -> Option<(ItemText, Option<Arc<Entry>>)> {
+        let Some((fps, ids)) = fingerprint(root) else {
+            return encode(root).map(|text| (ItemText::encoded(text), None));
         };
-        shard(&memo.entries, &fps.item)
-            .entry(fps.item)
-            .or_insert_with(|| Arc::new(Entry { text, ..entry }));
+        let memo = self;
+        let (entry, remembered) = match memo.get(&fps.item) {
+            Some(entry) => (entry, true),
+            None => match memo.text(&fps.text) {
+                // Another item encodes alike (see the module doc).
+                Some(text) => (memo.insert(fps, text, true), true),
+                None => {
+                    let text = encode(root)?;
+                    let Some(values) = values_in(&text, &ids.each_ref().map(String::as_str)) else {
+                        return Some((ItemText::encoded(text), None));
+                    };
+                    let remembered = Arc::new(Text {
+                        fingerprint: fps.text,
+                        text,
+                        values,
+                    });
+                    (memo.insert(fps, remembered, false), false)
+                }
+            },
+        };
+        if check && remembered {
+            let text = entry.text.with(&ids.each_ref().map(String::as_str));
+            let fresh = encode(root);
+            assert!(
+                fresh.as_deref() == Some(text.as_slice()),
+                "KRMGRAPH_CHECK_DIRECT: a remembered item's text differs from its encoding\n\
+                 remembered: {}\nencoded: {}",
+                String::from_utf8_lossy(&text),
+                String::from_utf8_lossy(fresh.as_deref().unwrap_or_default()),
+            );
+        }
+        Some((
+            ItemText(Piece::Remembered(entry.text.clone(), ids)),
+            Some(entry),
+        ))
     }
-    count
 }
 
 /// Appends `bytes` with their length (a little-endian u32) before them.
@@ -558,60 +631,6 @@ impl<'a> Reader<'a> {
         let n = self.u32()? as usize;
         self.take(n)
     }
-}
-
-/// The text of `root` (an item's mapping) in a ResourceList, from the
-/// memo or from `encode` (which is then remembered), and the memo's entry
-/// for it. `None` when `encode` fails. `check`: encode remembered items
-/// too and panic on a difference.
-pub fn item_text(
-    root: &mut Node,
-    check: bool,
-    encode: impl Fn(&mut Node) -> Option<Vec<u8>>,
-) -> Option<(ItemText, Option<Arc<Entry>>)> {
-    let Some((fps, ids)) = fingerprint(root) else {
-        return encode(root).map(|text| (ItemText::encoded(text), None));
-    };
-    let memo = memo();
-    let (entry, remembered) = match memo.get(&fps.item) {
-        Some(entry) => (entry, true),
-        None => match memo.text(&fps.text) {
-            // Another item encodes alike (see the module doc).
-            Some(text) => (memo.insert(fps, text, true), true),
-            None => {
-                let text = encode(root)?;
-                let Some(values) = values_in(&text, &ids.each_ref().map(String::as_str)) else {
-                    return Some((ItemText::encoded(text), None));
-                };
-                let remembered = Arc::new(Text {
-                    fingerprint: fps.text,
-                    text,
-                    values,
-                });
-                (memo.insert(fps, remembered, false), false)
-            }
-        },
-    };
-    if check && remembered {
-        let text = entry.text.with(&ids.each_ref().map(String::as_str));
-        let fresh = encode(root);
-        assert!(
-            fresh.as_deref() == Some(text.as_slice()),
-            "KRMGRAPH_CHECK_DIRECT: a remembered item's text differs from its encoding\n\
-             remembered: {}\nencoded: {}",
-            String::from_utf8_lossy(&text),
-            String::from_utf8_lossy(fresh.as_deref().unwrap_or_default()),
-        );
-    }
-    Some((
-        ItemText(Piece::Remembered(entry.text.clone(), ids)),
-        Some(entry),
-    ))
-}
-
-/// The entry remembered for the item whose fingerprint is `fingerprint`.
-pub fn remembered(fingerprint: &Fingerprint) -> Option<Arc<Entry>> {
-    memo().get(fingerprint)
 }
 
 /// Where each id's value is in `text`: `None` unless each `key: 'value'`
@@ -885,12 +904,13 @@ mod tests {
 
     #[test]
     fn a_remembered_text_gets_the_new_ids() {
+        let memo = ItemMemo::default();
         let encode = |root: &mut Node| crate::yamlio::encode_documents([(&*root, true)]).ok();
         let mut first = item(["3", "4", "4"], " # first");
-        let (text, entry) = item_text(&mut first, false, encode).unwrap();
+        let (text, entry) = memo.item_text(&mut first, false, encode).unwrap();
         assert!(entry.is_some());
         let mut second = item(["103", "104", "104"], " # first");
-        let (remembered, entry) = item_text(&mut second, true, encode).unwrap();
+        let (remembered, entry) = memo.item_text(&mut second, true, encode).unwrap();
         assert!(entry.is_some());
         // Written into a buffer as long as it says, it is its bytes.
         let mut written = vec![0; remembered.len()];
@@ -911,6 +931,7 @@ mod tests {
 
     #[test]
     fn an_untagged_scalar_shares_the_text_of_the_tagged_one() {
+        let memo = ItemMemo::default();
         let encodes = AtomicUsize::new(0);
         let encode = |root: &mut Node| {
             encodes.fetch_add(1, Ordering::Relaxed);
@@ -922,14 +943,14 @@ mod tests {
         let (b, _) = fingerprint(&plain).unwrap();
         assert_eq!(a.text, b.text);
         assert_ne!(a.item, b.item, "the echo of each is known apart");
-        let (first, _) = item_text(&mut tagged.clone(), false, encode).unwrap();
-        let (second, entry) = item_text(&mut plain, true, encode).unwrap();
+        let (first, _) = memo.item_text(&mut tagged.clone(), false, encode).unwrap();
+        let (second, entry) = memo.item_text(&mut plain, true, encode).unwrap();
         assert_eq!(first.into_bytes(), second.into_bytes());
         assert!(!entry.unwrap().echo_reads_back_plainly());
         // The check encoded it; without the check nothing is.
         assert_eq!(encodes.load(Ordering::Relaxed), 2);
         let mut again = untagged(item(["7", "8", "8"], " # shared"), "x");
-        item_text(&mut again, false, encode).unwrap();
+        memo.item_text(&mut again, false, encode).unwrap();
         assert_eq!(encodes.load(Ordering::Relaxed), 2);
 
         // A value that would read as another type is quoted when tagged
@@ -951,30 +972,32 @@ mod tests {
 
     #[test]
     fn an_id_pattern_elsewhere_in_the_text_is_not_remembered() {
+        let memo = ItemMemo::default();
         let encode = |root: &mut Node| crate::yamlio::encode_documents([(&*root, true)]).ok();
         let extra = format!("\n  z: |\n    {LEGACY_ID_ANNOTATION}: '7'");
         let mut node = item(["6", "7", "7"], &extra);
-        let (_, entry) = item_text(&mut node, false, encode).unwrap();
+        let (_, entry) = memo.item_text(&mut node, false, encode).unwrap();
         assert!(entry.is_none());
     }
 
     /// An exported memo holding one entry for `extra`, whose echo is known
     /// to read back plainly.
-    fn exported(extra: &str) -> (Fingerprint, Vec<u8>) {
+    fn exported(memo: &ItemMemo, extra: &str) -> (Fingerprint, Vec<u8>) {
         let encode = |root: &mut Node| crate::yamlio::encode_documents([(&*root, true)]).ok();
         let mut node = item(["1", "2", "2"], extra);
-        let (_, entry) = item_text(&mut node, false, encode).unwrap();
-        entry.unwrap().learn_echo(&node);
+        let (_, entry) = memo.item_text(&mut node, false, encode).unwrap();
+        memo.learn_echo(&entry.unwrap(), &node);
         let (fps, _) = fingerprint(&node).unwrap();
-        (fps.item, export().unwrap())
+        (fps.item, memo.export().unwrap())
     }
 
     #[test]
     fn an_export_reads_back_and_a_damaged_one_is_refused() {
-        let (fp, bytes) = exported(" # exported");
+        let memo = ItemMemo::default();
+        let (fp, bytes) = exported(&memo, " # exported");
         let entries = decode_export(&bytes).unwrap();
         let (fps, entry) = entries.iter().find(|(f, _)| f.item == fp).unwrap();
-        let remembered = memo().get(&fp).unwrap();
+        let remembered = memo.get(&fp).unwrap();
         assert_eq!(fps.text, remembered.text.fingerprint);
         assert_eq!(entry.text.text, remembered.text.text);
         assert_eq!(entry.text.values, remembered.text.values);

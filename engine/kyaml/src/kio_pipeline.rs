@@ -338,14 +338,15 @@ pub fn function_input(nodes: &mut [Node], function_config: Option<&Node>) -> Res
     ByteWriter::resource_list(function_config.cloned()).write_list_in_place(nodes)
 }
 
-/// [`function_input`] through the item memo, with each item's entry
+/// [`function_input`] through `memo`, with each item's entry
 /// ([`ByteWriter::write_list_remembering`]).
 pub fn function_input_remembering(
     nodes: &mut [Node],
     function_config: Option<&Node>,
+    memo: &item_memo::ItemMemo,
     check: bool,
 ) -> Result<(Vec<u8>, item_memo::Entries)> {
-    ByteWriter::resource_list(function_config.cloned()).write_list_remembering(nodes, check)
+    ByteWriter::resource_list(function_config.cloned()).write_list_remembering(nodes, memo, check)
 }
 
 /// How `FunctionFilter` reads a function's stdout: a default `ByteReader`

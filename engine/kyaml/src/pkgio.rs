@@ -357,12 +357,11 @@ pub type ReadDigest<'a> = dyn Fn(&str) -> Option<[u8; 32]> + Sync + 'a;
 pub type ReadBytes<'a> = dyn Fn(&str) -> Option<Vec<u8>> + Sync + 'a;
 
 /// The files as the render read them (paths relative as the writer's
-/// are): a file written from resources the [`file_memo`] knows were
-/// written as the bytes it was read with takes them instead of being
-/// encoded.
-///
-/// [`file_memo`]: super::file_memo
+/// are): a file written from resources the file memo knows were written
+/// as the bytes it was read with takes them instead of being encoded.
 pub struct Existing<'a> {
+    /// The file memo ([`super::file_memo`]).
+    pub memo: &'a file_memo::FileMemo,
     /// A file's digest.
     pub digest: &'a ReadDigest<'a>,
     /// A file's bytes.
@@ -456,7 +455,9 @@ fn write_remembered(
     memo_options: &[u8],
 ) -> Result<Vec<u8>> {
     let key = file_memo::key(&group, memo_options);
-    let remembered = file_memo::known(&key)
+    let remembered = existing
+        .memo
+        .known(&key)
         .filter(|digest| (existing.digest)(path).as_ref() == Some(digest))
         .and_then(|_| (existing.bytes)(path));
     if let Some(bytes) = remembered {
@@ -470,7 +471,7 @@ fn write_remembered(
         return Ok(bytes);
     }
     let bytes = writer.write_owned(group)?;
-    file_memo::learn(key, &bytes);
+    existing.memo.learn(key, &bytes);
     Ok(bytes)
 }
 
@@ -747,9 +748,11 @@ mod tests {
     #[test]
     fn a_file_the_memo_knows_takes_the_bytes_it_has_unencoded() {
         let options = WriterOptions::default();
+        let memo = file_memo::FileMemo::default();
         let no_digest = |_: &str| None;
         let no_bytes = |_: &str| None;
         let learning = Existing {
+            memo: &memo,
             digest: &no_digest,
             bytes: &no_bytes,
             check: false,
@@ -766,6 +769,7 @@ mod tests {
         let digest = |path: &str| (path == "a.yaml").then_some(a_digest);
         let stand_in = |path: &str| (path == "a.yaml").then(|| b"unencoded".to_vec());
         let existing = Existing {
+            memo: &memo,
             digest: &digest,
             bytes: &stand_in,
             check: false,
@@ -779,6 +783,7 @@ mod tests {
         // A file read with other bytes: encoded.
         let other = |path: &str| (path == "a.yaml").then_some([0; 32]);
         let existing = Existing {
+            memo: &memo,
             digest: &other,
             bytes: &stand_in,
             check: false,
@@ -791,9 +796,11 @@ mod tests {
     #[should_panic(expected = "the file memo gave a.yaml other bytes")]
     fn checking_encodes_what_the_memo_gives_and_fails_on_a_difference() {
         let options = WriterOptions::default();
+        let memo = file_memo::FileMemo::default();
         let no_digest = |_: &str| None;
         let no_bytes = |_: &str| None;
         let learning = Existing {
+            memo: &memo,
             digest: &no_digest,
             bytes: &no_bytes,
             check: true,
@@ -804,6 +811,7 @@ mod tests {
         let digest = |path: &str| (path == "a.yaml").then_some(a_digest);
         let wrong = |path: &str| (path == "a.yaml").then(|| b"wrong".to_vec());
         let existing = Existing {
+            memo: &memo,
             digest: &digest,
             bytes: &wrong,
             check: true,

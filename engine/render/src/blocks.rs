@@ -115,7 +115,13 @@ fn known_items(
     let entries = facts
         .fingerprints
         .iter()
-        .map(|fp| item_memo::remembered(fp).filter(|e| e.echo_reads_back_plainly()))
+        .map(|fp| {
+            runner
+                .memos
+                .items
+                .remembered(fp)
+                .filter(|e| e.echo_reads_back_plainly())
+        })
         .collect::<Option<Vec<_>>>()?;
     Some(KnownItems {
         entries,
@@ -231,9 +237,13 @@ fn check_against_long_way(
     kio_pipeline::preprocess_for_internal_annotation_migration(&mut nodes)
         .and_then(|_| kio_pipeline::set_ids(&mut nodes))
         .expect("KRMGRAPH_CHECK_DIRECT: the long way's ids fail");
-    let (long_stdin, _) =
-        kio_pipeline::function_input_remembering(&mut nodes, runner.config.as_ref(), false)
-            .expect("KRMGRAPH_CHECK_DIRECT: the long way's ResourceList fails");
+    let (long_stdin, _) = kio_pipeline::function_input_remembering(
+        &mut nodes,
+        runner.config.as_ref(),
+        &runner.memos.items,
+        false,
+    )
+    .expect("KRMGRAPH_CHECK_DIRECT: the long way's ResourceList fails");
     assert!(
         long_stdin == stdin,
         "KRMGRAPH_CHECK_DIRECT: a step's ResourceList from blocks differs from the long way's\n\

@@ -19,6 +19,7 @@
 //! | `--fn-timeout` | no | a function that times out fails the render, which is never recorded |
 //! | `KRMGRAPH_CHECK_DIRECT` | no | it only checks, and panics on a difference |
 //! | the cache itself | no | |
+//! | the memos ([`RunnerOptions::memos`]) | no | they only save work: what a memo gives is what the slow path makes, and `KRMGRAPH_CHECK_DIRECT` checks it |
 //!
 //! What functions read beyond their input (files, the environment of an
 //! `exec:` program) is not keyed: `--verify` finds such a function.
@@ -55,6 +56,7 @@ pub(crate) fn digest(options: &RenderOptions) -> Digest {
         no_builtin_images,
         timeout: _,
         check_direct: _,
+        memos: _,
     } = runner;
     let mut h = Hasher::default();
     h.field(SCHEMA.as_bytes());

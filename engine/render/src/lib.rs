@@ -51,6 +51,7 @@ pub use stepcache::{MemoSession, RenderCache};
 use std::path::{Path, PathBuf};
 
 use krmgraph_fn::event::{CacheEvent, Reporter};
+pub use krmgraph_fn::memos::Memos;
 pub use krmgraph_fn::RunnerOptions;
 use krmgraph_fn::{FnError, RunContext};
 use krmgraph_kyaml::pkgio;
@@ -323,6 +324,7 @@ pub fn render(
     let read_digest = |path: &str| cache.as_ref()?.read_digest(path);
     let read_bytes = |path: &str| cache.as_ref()?.read_bytes(path);
     let existing = pkgio::Existing {
+        memo: &options.runner.memos.files,
         digest: &read_digest,
         bytes: &read_bytes,
         check: options.runner.check_direct,

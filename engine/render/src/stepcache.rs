@@ -54,9 +54,8 @@ use super::codec::{self, Log, Root};
 use super::explain::{self, Names, Slot};
 use super::shortcut::{is_kptfile, Entry, Hasher, Identities, Snapshot};
 use super::{inputs, RenderOptions};
-use krmgraph_fn::builtin::fixed_point;
+use krmgraph_fn::memos::Memos;
 use krmgraph_fn::FunctionRunner;
-use krmgraph_kyaml::{file_memo, item_memo};
 use krmgraph_package::kptfile::validate::clean_path;
 use krmgraph_package::kptfile::{Function, Selector};
 use krmgraph_package::Package;
@@ -150,8 +149,9 @@ pub struct RenderCache {
 }
 
 /// The memos' record as the renders of one session have used it: the
-/// memos live in the process (`item_memo`, `file_memo`, the fixed
-/// points), so the record is read by the session's first render only, and
+/// session's renders share one [`Memos`] (`RunnerOptions::memos`; a
+/// session must pass the same one to each render), so the record is read
+/// by the session's first render only, and
 /// written again only when a render learnt enough since it was read or
 /// last written (under one entry per hundred is not enough).
 #[derive(Debug, Default)]
@@ -166,16 +166,11 @@ pub struct MemoSession {
 }
 
 impl MemoSession {
-    /// The record was read: `entries` of it are in the memos.
-    fn loaded_now(&self, entries: usize) {
+    /// The record was read: `entries` of it are in `memos`.
+    fn loaded_now(&self, entries: usize, memos: &Memos) {
         self.entries.store(entries, Ordering::SeqCst);
-        self.learnt_then.store(learnt_so_far(), Ordering::SeqCst);
+        self.learnt_then.store(memos.learnt(), Ordering::SeqCst);
     }
-}
-
-/// What the memos have learnt in this process.
-fn learnt_so_far() -> usize {
-    item_memo::learnt() + fixed_point::learnt() + file_memo::learnt()
 }
 
 impl std::fmt::Debug for RenderCache {
@@ -360,7 +355,9 @@ pub(super) struct StepCache<'a> {
     /// needed ([`StepCache::memos_loaded`]).
     memo_loader: Mutex<Option<std::thread::JoinHandle<usize>>>,
     /// The session's use of the memos' record.
-    memos: &'a MemoSession,
+    memo_record: &'a MemoSession,
+    /// The memos the record is read into and written from.
+    memos: &'a Arc<Memos>,
     /// The files the last in-place render left, read at the first miss.
     left: std::sync::OnceLock<Option<BTreeMap<String, Digest>>>,
 }
@@ -386,20 +383,22 @@ impl<'a> StepCache<'a> {
         // render does before its first step: reading the tree, replaying
         // subtrees.
         // A session reads the memos' record once: what it holds is in the
-        // process's memos from then on.
+        // session's memos from then on.
         let first = !cache.memos.loaded.swap(true, Ordering::SeqCst);
         let memo_loader = (!cache.verify && first).then(|| {
             let store = Arc::clone(&cache.store);
+            let memos = Arc::clone(&runner.memos);
             std::thread::Builder::new()
                 .name("krmgraph-memos".into())
                 .stack_size(krmgraph_util::par::STACK_SIZE)
-                .spawn(move || load_item_memo(store.as_ref()))
+                .spawn(move || load_item_memo(store.as_ref(), &memos))
         });
         let memo_loader = match memo_loader {
             Some(Ok(handle)) => Some(handle),
             // No thread to be had: load them here.
             Some(Err(_)) => {
-                cache.memos.loaded_now(load_item_memo(cache.store.as_ref()));
+                let loaded = load_item_memo(cache.store.as_ref(), &runner.memos);
+                cache.memos.loaded_now(loaded, &runner.memos);
                 None
             }
             None => None,
@@ -420,7 +419,8 @@ impl<'a> StepCache<'a> {
             failure: Mutex::default(),
             mismatch: Mutex::default(),
             memo_loader: Mutex::new(memo_loader),
-            memos: &cache.memos,
+            memo_record: &cache.memos,
+            memos: &runner.memos,
             left: Default::default(),
         }
     }
@@ -442,7 +442,8 @@ impl<'a> StepCache<'a> {
         if let Some(handle) = handle {
             // A loader that panicked loaded nothing: the memos only save
             // work.
-            self.memos.loaded_now(handle.join().unwrap_or(0));
+            self.memo_record
+                .loaded_now(handle.join().unwrap_or(0), self.memos);
         }
     }
 
@@ -1076,23 +1077,24 @@ impl<'a> StepCache<'a> {
     }
 
     /// Records what the item memo holds for the next render
-    /// ([`item_memo::export`]), and the fixed points the render met
-    /// ([`fixed_point::export`]), in place of what it held before.
+    /// (`ItemMemo::export`), and the fixed points the render met
+    /// (`FixedPoints::export`), in place of what it held before.
     fn save_item_memo(&self) {
         // A render that learnt little beyond what it loaded (an edit of a
         // few resources in a large tree) leaves the record as it is: it
         // would rewrite megabytes to add a few entries, which the next
         // render learns again at the cost of a few items. Entries this
         // render did not use stay in it until the next time it is written.
-        let entries = self.memos.entries.load(Ordering::SeqCst);
-        let learnt_now = learnt_so_far();
-        let learnt = learnt_now.saturating_sub(self.memos.learnt_then.load(Ordering::SeqCst));
+        let session = self.memo_record;
+        let entries = session.entries.load(Ordering::SeqCst);
+        let learnt_now = self.memos.learnt();
+        let learnt = learnt_now.saturating_sub(session.learnt_then.load(Ordering::SeqCst));
         if learnt == 0 || entries > 0 && learnt * LEARNT_TO_SAVE <= entries {
             return;
         }
-        let memo = item_memo::export();
-        let fixed_points = fixed_point::export();
-        let files = file_memo::export();
+        let memo = self.memos.items.export();
+        let fixed_points = self.memos.fixed_points.export();
+        let files = self.memos.files.export();
         let exports = [
             (ITEM_MEMO, &memo),
             (FIXED_POINTS, &fixed_points),
@@ -1116,16 +1118,16 @@ impl<'a> StepCache<'a> {
         for digest in old.filter(|d| record.outputs.iter().all(|o| o.digest != *d)) {
             self.on(self.store.remove_blob(&digest));
         }
-        self.memos.entries.store(entries + learnt, Ordering::SeqCst);
-        self.memos.learnt_then.store(learnt_now, Ordering::SeqCst);
+        session.entries.store(entries + learnt, Ordering::SeqCst);
+        session.learnt_then.store(learnt_now, Ordering::SeqCst);
     }
 }
 
 /// The output names of the item memo's record: the memo, and the
-/// per-item built-ins' fixed points ([`fixed_point::export`]).
+/// per-item built-ins' fixed points (`FixedPoints::export`).
 const ITEM_MEMO: &str = "item-memo";
 const FIXED_POINTS: &str = "fixed-points";
-/// And the file memo ([`file_memo::export`]).
+/// And the file memo (`FileMemo::export`).
 const FILE_MEMO: &str = "file-memo";
 
 /// The key the item memo is recorded under: one per krmgraph version.
@@ -1140,10 +1142,11 @@ fn item_memo_key() -> Digest {
 /// for this many it loaded.
 const LEARNT_TO_SAVE: usize = 100;
 
-/// Imports the item memo and the fixed points the last render with this
-/// store recorded (once per process); returns how many entries it did. A
+/// Imports into `memos` the item memo, the fixed points and the file memo
+/// the last render with this store recorded (each memo takes the first
+/// import only); returns how many entries it did. A
 /// store failure here is a miss: both only save time.
-fn load_item_memo(store: &dyn Store) -> usize {
+fn load_item_memo(store: &dyn Store, memos: &Memos) -> usize {
     let Ok(Some(hit)) = store.lookup(&item_memo_key()) else {
         return 0;
     };
@@ -1152,13 +1155,13 @@ fn load_item_memo(store: &dyn Store) -> usize {
     }
     let mut imported = 0;
     if let Some((_, bytes)) = output(&hit, ITEM_MEMO) {
-        imported += item_memo::import(bytes);
+        imported += memos.items.import(bytes);
     }
     if let Some((_, bytes)) = output(&hit, FIXED_POINTS) {
-        imported += fixed_point::import(bytes);
+        imported += memos.fixed_points.import(bytes);
     }
     if let Some((_, bytes)) = output(&hit, FILE_MEMO) {
-        imported += file_memo::import(bytes);
+        imported += memos.files.import(bytes);
     }
     imported
 }

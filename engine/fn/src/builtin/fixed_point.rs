@@ -30,15 +30,16 @@
 //! kustomize-era functions' JSON round trip and kpt's restoration, noted by
 //! its shape, the item less its ids and the values of its paths) and the
 //! step's transformation leaves its value alone, the step gives it back as
-//! it is ([`round_tripped`], [`super::PerItem`]). That is an item's second
+//! it is ([`FixedPoints::round_tripped`], [`super::PerItem`]). That is an item's second
 //! step at each level (its package's second function, then its parent's
 //! first), which would otherwise run in full only to be learnt.
 //!
-//! What is known is the process's (a `watch` renders many times); it starts
-//! over past a million items.
+//! What is known is a [`FixedPoints`] value its owner passes down (one
+//! render's, or a `watch` session's across its renders); it starts over
+//! past a million items.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use krmgraph_kyaml::item_memo::{self, Fingerprint, FingerprintMap, MigrationIdLook};
 use krmgraph_kyaml::kioutil::{
@@ -72,7 +73,7 @@ pub struct Step(Fingerprint);
 
 /// What an input item is known under: its key under the step, and its
 /// shape (the item less what varies, which every step shares: see
-/// [`round_tripped`]).
+/// [`FixedPoints::round_tripped`]).
 #[derive(Clone, Copy)]
 pub struct Keyed {
     /// The key under the step.
@@ -211,12 +212,12 @@ fn is_plain_path(value: &str) -> bool {
 /// What is known of one fixed point: how the migration id reads back.
 pub type Known = Option<MigrationIdLook>;
 
-/// A known fixed point, and whether this process looked it up or learnt
-/// it (what [`export`] keeps).
+/// A known fixed point, and whether its owner looked it up or learnt it
+/// (what [`FixedPoints::export`] keeps).
 type Entry = (Known, bool);
 
-/// A process-wide map by fingerprint, sharded for the render's pool, that
-/// starts over past [`LIMIT`] entries.
+/// A map by fingerprint, sharded for the render's pool, that starts over
+/// past [`LIMIT`] entries.
 struct Set<V> {
     shards: [Mutex<FingerprintMap<V>>; SHARDS],
     len: AtomicUsize,
@@ -254,54 +255,45 @@ impl<V> Set<V> {
     }
 }
 
-/// The known fixed points, by key.
-fn set() -> &'static Set<Entry> {
-    static SET: OnceLock<Set<Entry>> = OnceLock::new();
-    SET.get_or_init(Set::new)
+/// What per-item built-ins are known to give back as they are (see the
+/// module doc).
+#[derive(Default)]
+pub struct FixedPoints {
+    /// The known fixed points, by key.
+    known: Set<Entry>,
+    /// The items that came out of a round trip: by family and shape, how
+    /// their migration id read back.
+    ///
+    /// The kustomize-era functions send every item through the same JSON
+    /// round trip, and kpt restores the comments and field order of what
+    /// comes back from the item that went in. What comes out of that is the
+    /// round trip of its own value, in its own order, with its own
+    /// comments: so a function of the family whose transformation leaves
+    /// such an item as the function reads it gives it back as it is
+    /// ([`super::PerItem`]). That is the second step an item meets at each
+    /// level of a monorepo (its package's other function, then its parent's
+    /// first), which would otherwise run in full to be learnt.
+    /// `KRMGRAPH_CHECK_DIRECT=1` runs those steps on the bytes too.
+    round_tripped: Set<Known>,
+    /// Fixed points learnt that an import did not give.
+    learnt: AtomicUsize,
+    /// Whether an export was imported (only the first is).
+    imported: AtomicBool,
 }
 
-/// Whether the item under `key` is a known fixed point, and how its
-/// migration id reads back.
-pub fn lookup(key: &Fingerprint) -> Option<Known> {
-    let mut shard = set().shard(key);
-    let (known, used) = shard.get_mut(key)?;
-    *used = true;
-    Some(known.clone())
-}
-
-/// Knows `key` as a fixed point whose migration id reads back as `known`
-/// says, as used by this process.
-pub fn know(key: Fingerprint, known: Known) {
-    if set().insert(key, (known, true)) {
-        LEARNT.fetch_add(1, Ordering::Relaxed);
+impl std::fmt::Debug for FixedPoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FixedPoints")
+            .field("known", &self.known.len.load(Ordering::Relaxed))
+            .field("learnt", &self.learnt())
+            .finish_non_exhaustive()
     }
 }
 
-/// Fixed points this process learnt that an import did not give it.
-static LEARNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// How many fixed points this process learnt that an import did not give
-/// it.
-pub fn learnt() -> usize {
-    LEARNT.load(Ordering::Relaxed)
-}
-
-/// The items that came out of a round trip: by family and shape, how
-/// their migration id read back.
-///
-/// The kustomize-era functions send every item through the same JSON
-/// round trip, and kpt restores the comments and field order of what comes
-/// back from the item that went in. What comes out of that is the round
-/// trip of its own value, in its own order, with its own comments: so a
-/// function of the family whose transformation leaves such an item as the
-/// function reads it gives it back as it is ([`super::PerItem`]). That is
-/// the second step an item meets at each level of a monorepo (its
-/// package's other function, then its parent's first), which would
-/// otherwise run in full to be learnt. `KRMGRAPH_CHECK_DIRECT=1` runs
-/// those steps on the bytes too.
-fn round_tripped_set() -> &'static Set<Known> {
-    static SET: OnceLock<Set<Known>> = OnceLock::new();
-    SET.get_or_init(Set::new)
+impl<V> Default for Set<V> {
+    fn default() -> Self {
+        Set::new()
+    }
 }
 
 fn family_key(family: &str, shape: &Fingerprint) -> Fingerprint {
@@ -312,72 +304,128 @@ fn family_key(family: &str, shape: &Fingerprint) -> Fingerprint {
     *hasher.finalize().as_bytes()
 }
 
-/// Notes that an item of this `shape` came out of `family`'s round trip,
-/// its migration id reading back as `known` says.
-fn note_round_tripped(family: &str, shape: &Fingerprint, known: Known) {
-    round_tripped_set().insert(family_key(family, shape), known);
-}
-
-/// Notes `restored`, a restored output item of a step of `family`, as
-/// having come out of its round trip.
-pub fn note_output(family: &str, restored: &Node) {
-    let Some(varying) = varying(rnode::y_node(restored)) else {
-        return;
-    };
-    let (shape, _) = item_memo::fingerprint_and_foot(restored, &varying.paths, &varying.id_values);
-    note_round_tripped(family, &shape, item_memo::migration_id_look(restored));
-}
-
-/// How the migration id of an item of this shape read back, if one came
-/// out of `family`'s round trip.
-pub fn round_tripped(family: &str, keyed: &Keyed) -> Option<Known> {
-    let key = family_key(family, &keyed.shape);
-    round_tripped_set().shard(&key).get(&key).cloned()
-}
-
 /// The start of an exported set: what wrote it.
 const EXPORT_HEADER: &[u8] =
     concat!("krmgraph fixed points v2 ", env!("CARGO_PKG_VERSION"), "\n").as_bytes();
 
-/// The fixed points this process looked up or learnt (what the ancestors
-/// of an edited package meet again), for a later process to [`import`];
-/// `None` when there are none. The last 32 bytes are the blake3 of the
-/// rest.
-pub fn export() -> Option<Vec<u8>> {
-    item_memo::framed(EXPORT_HEADER, |out| {
-        let mut count = 0u32;
-        for shard in &set().shards {
-            let shard = shard.lock().unwrap_or_else(|e| e.into_inner());
-            for (key, (known, _)) in shard.iter().filter(|(_, (_, used))| *used) {
-                count += 1;
-                out.extend_from_slice(key);
-                out.push(u8::from(known.is_some()));
-                for (style, tag) in known.iter().flatten() {
-                    out.push(style.0);
-                    item_memo::put_bytes(out, tag.as_bytes());
+impl FixedPoints {
+    /// Whether the item under `key` is a known fixed point, and how its
+    /// migration id reads back.
+    pub fn lookup(&self, key: &Fingerprint) -> Option<Known> {
+        let mut shard = self.known.shard(key);
+        let (known, used) = shard.get_mut(key)?;
+        *used = true;
+        Some(known.clone())
+    }
+
+    /// Knows `key` as a fixed point whose migration id reads back as
+    /// `known` says, as used.
+    pub fn know(&self, key: Fingerprint, known: Known) {
+        if self.known.insert(key, (known, true)) {
+            self.learnt.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// How many fixed points were learnt that an import did not give.
+    pub fn learnt(&self) -> usize {
+        self.learnt.load(Ordering::Relaxed)
+    }
+
+    /// Notes that an item of this `shape` came out of `family`'s round
+    /// trip, its migration id reading back as `known` says.
+    fn note_round_tripped(&self, family: &str, shape: &Fingerprint, known: Known) {
+        self.round_tripped.insert(family_key(family, shape), known);
+    }
+
+    /// Notes `restored`, a restored output item of a step of `family`, as
+    /// having come out of its round trip.
+    pub fn note_output(&self, family: &str, restored: &Node) {
+        let Some(varying) = varying(rnode::y_node(restored)) else {
+            return;
+        };
+        let (shape, _) =
+            item_memo::fingerprint_and_foot(restored, &varying.paths, &varying.id_values);
+        self.note_round_tripped(family, &shape, item_memo::migration_id_look(restored));
+    }
+
+    /// How the migration id of an item of this shape read back, if one came
+    /// out of `family`'s round trip.
+    pub fn round_tripped(&self, family: &str, keyed: &Keyed) -> Option<Known> {
+        let key = family_key(family, &keyed.shape);
+        self.round_tripped.shard(&key).get(&key).cloned()
+    }
+
+    /// The fixed points looked up or learnt (what the ancestors of an
+    /// edited package meet again), for a later process to
+    /// [`FixedPoints::import`]; `None` when there are none. The last 32
+    /// bytes are the blake3 of the rest.
+    pub fn export(&self) -> Option<Vec<u8>> {
+        item_memo::framed(EXPORT_HEADER, |out| {
+            let mut count = 0u32;
+            for shard in &self.known.shards {
+                let shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+                for (key, (known, _)) in shard.iter().filter(|(_, (_, used))| *used) {
+                    count += 1;
+                    out.extend_from_slice(key);
+                    out.push(u8::from(known.is_some()));
+                    for (style, tag) in known.iter().flatten() {
+                        out.push(style.0);
+                        item_memo::put_bytes(out, tag.as_bytes());
+                    }
                 }
             }
+            count
+        })
+    }
+
+    /// Knows the fixed points of an [`FixedPoints::export`] (as not yet
+    /// used; the first one given only). Anything wrong with `bytes`
+    /// (another version, damage) and nothing is imported. Returns how many
+    /// were.
+    pub fn import(&self, bytes: &[u8]) -> usize {
+        if self.imported.swap(true, Ordering::SeqCst) {
+            return 0;
+        }
+        let Some(entries) = decode_export(bytes) else {
+            return 0;
+        };
+        let count = entries.len();
+        for (key, known) in entries {
+            self.known.insert(key, (known, false));
         }
         count
-    })
-}
+    }
 
-/// Knows the fixed points of an [`export`] (as not yet used; once per
-/// process). Anything wrong with `bytes` (another version, damage) and
-/// nothing is imported. Returns how many were.
-pub fn import(bytes: &[u8]) -> usize {
-    static IMPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if IMPORTED.swap(true, Ordering::SeqCst) {
-        return 0;
+    /// Learns `input` (under `keyed`) as a fixed point if `restored`, the
+    /// step's restored output for it, is what [`output`] would make of it;
+    /// either way notes `restored` as having come out of `family`'s round
+    /// trip.
+    pub fn learn(&self, family: &str, keyed: &Keyed, input: &Node, restored: &Node) {
+        if !same_less_ids(rnode::y_node(input), restored, Depth::Root) {
+            self.note_output(family, restored);
+            return;
+        }
+        let known = item_memo::migration_id_look(restored);
+        self.note_round_tripped(family, &keyed.shape, known.clone());
+        self.know(keyed.key, known);
     }
-    let Some(entries) = decode_export(bytes) else {
-        return 0;
-    };
-    let count = entries.len();
-    for (key, known) in entries {
-        set().insert(key, (known, false));
+
+    /// Which items of `input` are known fixed points of `step` (`Some`),
+    /// and the keys of the others (`None` where an item has none); and
+    /// which items have a foot comment.
+    pub fn classify(&self, step: &Step, input: &[Node]) -> (Vec<Lookup>, Vec<bool>) {
+        use rayon::prelude::*;
+        input
+            .par_iter()
+            .map(|item| match step.keyed_and_foot(item) {
+                None => (Lookup::Unkeyed, byteio::has_foot_comment(item)),
+                Some((keyed, foot)) => match self.lookup(&keyed.key) {
+                    Some(known) => (Lookup::Known(known), foot),
+                    None => (Lookup::Unknown(keyed), foot),
+                },
+            })
+            .unzip()
     }
-    count
 }
 
 fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprint, Known)>> {
@@ -406,20 +454,6 @@ fn decode_export(bytes: &[u8]) -> Option<Vec<(Fingerprint, Known)>> {
 pub fn output(mut item: Node, known: &Known) -> krmgraph_kyaml::Result<Node> {
     item_memo::less_ids(&mut item, known.as_ref())?;
     Ok(item)
-}
-
-/// Learns `input` (under `keyed`) as a fixed point if `restored`, the
-/// step's restored output for it, is what [`output`] would make of it;
-/// either way notes `restored` as having come out of `family`'s round
-/// trip.
-pub fn learn(family: &str, keyed: &Keyed, input: &Node, restored: &Node) {
-    if !same_less_ids(rnode::y_node(input), restored, Depth::Root) {
-        note_output(family, restored);
-        return;
-    }
-    let known = item_memo::migration_id_look(restored);
-    note_round_tripped(family, &keyed.shape, known.clone());
-    know(keyed.key, known);
 }
 
 /// Where [`same_less_ids`] is in an item.
@@ -484,24 +518,7 @@ fn same_less_ids(input: &Node, output: &Node, depth: Depth) -> bool {
     })
 }
 
-/// Which items of `input` are known fixed points of `step` (`Some`), and
-/// the keys of the others (`None` where an item has none); and which items
-/// have a foot comment.
-pub fn classify(step: &Step, input: &[Node]) -> (Vec<Lookup>, Vec<bool>) {
-    use rayon::prelude::*;
-    input
-        .par_iter()
-        .map(|item| match step.keyed_and_foot(item) {
-            None => (Lookup::Unkeyed, byteio::has_foot_comment(item)),
-            Some((keyed, foot)) => match lookup(&keyed.key) {
-                Some(known) => (Lookup::Known(known), foot),
-                None => (Lookup::Unknown(keyed), foot),
-            },
-        })
-        .unzip()
-}
-
-/// What [`classify`] says of one item.
+/// What [`FixedPoints::classify`] says of one item.
 pub enum Lookup {
     /// A known fixed point.
     Known(Known),
@@ -535,17 +552,18 @@ mod tests {
 
     #[test]
     fn an_export_holds_what_was_used_and_a_damaged_one_is_refused() {
+        let points = FixedPoints::default();
         let step = Step::new("test-export", "1", None);
         let input = item("x/export.yaml", "3", "");
         let keyed = step.keyed(&input).unwrap();
         let key = keyed.key;
-        learn(
+        points.learn(
             "test",
             &keyed,
             &input,
             &output(input.clone(), &None).unwrap(),
         );
-        let bytes = export().expect("one fixed point at least");
+        let bytes = points.export().expect("one fixed point at least");
         let entries = decode_export(&bytes).expect("reads back");
         assert!(entries
             .iter()
@@ -574,17 +592,18 @@ mod tests {
 
     #[test]
     fn only_an_output_that_is_the_input_less_its_ids_is_learnt() {
+        let points = FixedPoints::default();
         let step = Step::new("test-learn", "1", None);
         let input = item("x/learn.yaml", "3", "");
         let keyed = step.keyed(&input).unwrap();
         let key = keyed.key;
         let mut changed = output(input.clone(), &None).unwrap();
         rnode::set_annotation(&mut changed, "x", "y").unwrap();
-        learn("test", &keyed, &input, &changed);
-        assert!(lookup(&key).is_none());
+        points.learn("test", &keyed, &input, &changed);
+        assert!(points.lookup(&key).is_none());
         let same = output(input.clone(), &None).unwrap();
-        learn("test", &keyed, &input, &same);
-        let known = lookup(&key).expect("learnt");
+        points.learn("test", &keyed, &input, &same);
+        let known = points.lookup(&key).expect("learnt");
         // In place, the comparison is the one with a copy made the way a
         // known item's output is made.
         let moved = |edit: &dyn Fn(&mut Node)| {
@@ -633,6 +652,7 @@ mod tests {
 
     #[test]
     fn an_output_is_known_as_round_tripped_by_its_shape_at_the_next_step() {
+        let points = FixedPoints::default();
         // A restored output: ids gone, the migration id as it read back.
         let restored = parse(
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    \
@@ -640,7 +660,7 @@ mod tests {
              internal.config.kubernetes.io/annotations-migration-resource-id: \"4\"\n\
              data:\n  k: v\n",
         );
-        note_output("test-shape", &restored);
+        points.note_output("test-shape", &restored);
         // The same item as the next step's input: the migration id and
         // the ids set again (other values, kpt's style), elsewhere a path.
         let next = |path: &str, value: &str| {
@@ -656,12 +676,14 @@ mod tests {
         };
         let step = Step::new("test-shape", "1", None);
         let keyed = step.keyed(&next("y/x/shape.yaml", "v")).unwrap();
-        let look = round_tripped("test-shape", &keyed).expect("known by its shape");
+        let look = points
+            .round_tripped("test-shape", &keyed)
+            .expect("known by its shape");
         assert_eq!(look, item_memo::migration_id_look(&restored));
-        assert!(round_tripped("another family", &keyed).is_none());
+        assert!(points.round_tripped("another family", &keyed).is_none());
         let other = step.keyed(&next("x/shape.yaml", "w")).unwrap();
         assert!(
-            round_tripped("test-shape", &other).is_none(),
+            points.round_tripped("test-shape", &other).is_none(),
             "another value"
         );
         // Ids the key cannot leave out leave the item unkeyed.

@@ -72,7 +72,7 @@ pub struct Builtin {
 #[derive(Clone, Copy)]
 pub struct PerItem {
     /// The round trip its output items come out of, shared by the
-    /// functions that name the same one ([`fixed_point::round_tripped`]).
+    /// functions that name the same one ([`fixed_point::FixedPoints::round_tripped`]).
     pub family: &'static str,
     /// Which of `items` (each as kpt's side holds it, ids set) the
     /// transformation with this functionConfig leaves exactly as the

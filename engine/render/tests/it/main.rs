@@ -1,3 +1,4 @@
 //! The render crate's integration tests, one binary.
 
+mod memos;
 mod step_cache;

@@ -204,7 +204,7 @@ fn without_duration(event: Event) -> Event {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
+pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -217,7 +217,7 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
