@@ -136,16 +136,20 @@ pub fn run(options: &Options) -> Result<Outcome, Error> {
         let deadline = tokio::time::Instant::now() + options.timeout;
         let (handles, started, docker) = start(options, &functions).await?;
         let runner = Runner::new(handles, options.store.clone(), deadline);
-        let rendered: Vec<Result<render::Rendered, String>> = futures_util::stream::iter(&jobs)
+        type Rendered = (Result<Vec<u8>, String>, Vec<String>);
+        let rendered: Vec<Rendered> = futures_util::stream::iter(&jobs)
             .map(|job| {
                 let (runner, shared, compositions) = (&runner, &shared, &compositions);
                 async move {
                     let comp = &compositions[job.composition];
-                    render::render(runner, shared, &job.label, &job.xr, comp)
-                        .await
-                        .map_err(|e| {
-                            format!("{}: cannot render composite resource: {e}", job.label)
-                        })
+                    let mut explained = Vec::new();
+                    let result =
+                        render::render(runner, shared, &job.label, &job.xr, comp, &mut explained)
+                            .await
+                            .map_err(|e| {
+                                format!("{}: cannot render composite resource: {e}", job.label)
+                            });
+                    (result, explained)
                 }
             })
             .buffered(options.jobs.max(1))
@@ -160,12 +164,10 @@ pub fn run(options: &Options) -> Result<Outcome, Error> {
             log: runner.log(),
             ..Outcome::default()
         };
-        for r in rendered {
-            match r {
-                Ok(r) => {
-                    outcome.output.extend(r.output);
-                    outcome.explained.extend(r.explained);
-                }
+        for (result, explained) in rendered {
+            outcome.explained.extend(explained);
+            match result {
+                Ok(bytes) => outcome.output.extend(bytes),
                 Err(e) => outcome.errors.push(e),
             }
         }

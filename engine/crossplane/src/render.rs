@@ -47,23 +47,18 @@ pub struct Shared {
     pub include_context: bool,
 }
 
-/// One XR rendered.
-pub struct Rendered {
-    /// The output stream, each document preceded by `---`.
-    pub output: Vec<u8>,
-    /// Why its calls ran (`SITE FUNCTION ran: REASON`), or that all were
-    /// replayed (`LABEL replayed whole: ...`).
-    pub explained: Vec<String>,
-}
-
-/// Renders `xr` (read from `label`) through `composition`.
+/// Renders `xr` (read from `label`) through `composition`: the output
+/// stream, each document preceded by `---`. Why its calls ran goes to
+/// `explained` (`SITE FUNCTION ran: REASON`), also when it fails; when
+/// none ran, that it was replayed whole.
 pub async fn render(
     runner: &Runner,
     shared: &Shared,
     label: &str,
     xr: &Value,
     composition: &Composition,
-) -> Result<Rendered, String> {
+    explained: &mut Vec<String>,
+) -> Result<Vec<u8>, String> {
     let observed = State {
         composite: Some(Resource {
             resource: Some(to_struct(xr)),
@@ -85,7 +80,6 @@ pub async fn render(
     let mut context: Option<Struct> = Some(shared.context.clone());
     let mut conditions = Vec::new();
     let mut results = Vec::new();
-    let mut explained = Vec::new();
     for step in &composition.pipeline {
         let fail = |e: String| format!("cannot run pipeline step {:?}: {e}", step.name);
         let req = v1::RunFunctionRequest {
@@ -112,7 +106,7 @@ pub async fn render(
             ..v1::RunFunctionRequest::default()
         };
         let site = format!("{label}#{}", step.name);
-        let rsp = run_step(runner, shared, &site, &step.function, req, &mut explained)
+        let rsp = run_step(runner, shared, &site, &step.function, req, explained)
             .await
             .map_err(fail)?;
         desired = rsp.desired;
@@ -158,7 +152,7 @@ pub async fn render(
             "{label} replayed whole: no request of its calls changed"
         ));
     }
-    Ok(Rendered { output, explained })
+    Ok(output)
 }
 
 /// One step: the function called until its requirements stabilise; why
