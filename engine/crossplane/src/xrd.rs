@@ -283,6 +283,38 @@ mod tests {
     }
 
     #[test]
+    fn the_xrd_must_be_of_the_xr_kind_and_its_version_served() {
+        let doc = json!({"apiVersion": "apiextensions.crossplane.io/v2",
+        "metadata": {"name": "xs.example.org"},
+        "spec": {"group": "example.org", "names": {"kind": "X"}, "versions": [
+            {"name": "v1", "served": true, "schema": {"openAPIV3Schema":
+                {"properties": {"spec": {"properties": {"size": {"default": 1}}}}}}},
+            {"name": "v2", "served": false}
+        ]}});
+        let xrds = Xrds {
+            path: PathBuf::from("xrd.yaml"),
+            list: vec![Xrd::from_doc(&doc, "xrd.yaml:1".into())],
+        };
+        let mut xr = json!({"apiVersion": "example.org/v1", "kind": "X", "spec": {}});
+        xrds.default_xr(&mut xr).unwrap();
+        assert_eq!(xr["spec"], json!({"size": 1}));
+        xr["apiVersion"] = json!("example.org/v2");
+        let err = xrds.default_xr(&mut xr).unwrap_err();
+        assert!(
+            err.contains("version v2 of the XRD \"xs.example.org\" (xrd.yaml:1) is not served"),
+            "{err}"
+        );
+        let mut other = json!({"apiVersion": "other.org/v1", "kind": "X"});
+        let err = xrds.default_xr(&mut other).unwrap_err();
+        assert!(
+            err.contains(
+                "--xrd xrd.yaml: no CompositeResourceDefinition for kind X in group other.org"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn crossplane_policy_default_goes_where_the_xrd_scope_puts_it() {
         let v2 = json!({"apiVersion": "apiextensions.crossplane.io/v2",
             "spec": {"defaultCompositionUpdatePolicy": "Manual"}});
