@@ -69,6 +69,12 @@ pub struct RenderArgs {
     #[arg(long = "extra-resources", value_name = "PATH")]
     pub extra: Vec<PathBuf>,
 
+    /// OpenAPI v3 JSON documents (`kubectl get --raw /openapi/v3/GROUP/VERSION`;
+    /// a file or directory of `.json` files) answering the schemas
+    /// functions require.
+    #[arg(short = 's', long = "required-schemas", value_name = "DIR")]
+    pub required_schemas: Option<PathBuf>,
+
     /// `v1` Secrets for the steps' `credentials` (a file or directory).
     #[arg(long = "function-credentials", value_name = "PATH")]
     pub credentials: Option<PathBuf>,
@@ -77,6 +83,11 @@ pub struct RenderArgs {
     /// e.g. `render.crossplane.io/runtime=Development`.
     #[arg(short = 'a', long = "function-annotations", value_name = "KEY=VALUE")]
     pub annotations: Vec<String>,
+
+    /// CompositeResourceDefinitions (a file or directory): each XR gets
+    /// the schema defaults of its XRD's version before it is rendered.
+    #[arg(long = "xrd", value_name = "PATH")]
+    pub xrd: Option<PathBuf>,
 
     /// How long the whole render may take, starting functions included.
     #[arg(long = "timeout", default_value = "1m", value_parser = parse_duration)]
@@ -91,6 +102,12 @@ pub struct RenderArgs {
     /// same code for the life of the cache).
     #[arg(long = "pinned-development")]
     pub pinned_development: bool,
+
+    /// Say on stderr why each function call ran instead of replaying
+    /// (`[EXPLAIN] XR#STEP/CALL FUNCTION ran: REASON`), and which XRs were
+    /// replayed whole.
+    #[arg(long = "explain")]
+    pub explain: bool,
 
     /// Call every function (also `KRMGRAPH_NO_CACHE=1`).
     #[arg(long = "no-cache")]
@@ -132,8 +149,10 @@ fn render(args: RenderArgs, ui: &Ui) -> Result<ExitCode, String> {
         include_context: args.include_context,
         observed: args.observed,
         required: args.required.into_iter().chain(args.extra).collect(),
+        required_schemas: args.required_schemas,
         credentials: args.credentials,
         annotations: pairs(&args.annotations, "--function-annotations")?,
+        xrd: args.xrd,
         timeout: args.timeout,
         jobs: args
             .jobs
@@ -148,6 +167,11 @@ fn render(args: RenderArgs, ui: &Ui) -> Result<ExitCode, String> {
     if let Some(file) = std::env::var_os("KRMGRAPH_CACHE_LOG") {
         let text: String = outcome.log.iter().map(|l| format!("{l}\n")).collect();
         let _ = std::fs::write(file, text);
+    }
+    if args.explain {
+        for line in &outcome.explained {
+            eprintln!("[EXPLAIN] {line}");
+        }
     }
     if !outcome.errors.is_empty() {
         return Err(outcome.errors.join("\nkrmgraph: error: "));

@@ -297,6 +297,82 @@ fn crossplane_cache_reruns_only_the_edited_xr() {
     assert!(String::from_utf8_lossy(&warm.stdout).contains("name: bucket-19"));
 }
 
+/// `--explain`: the first render says every call is new; after one XR is
+/// edited only its calls run, each naming the parts of its request that
+/// changed, and the other XR is replayed whole; the function moved to
+/// another server is "function changed"; `--no-cache` bypasses the cache.
+#[test]
+fn crossplane_explain_says_why_calls_ran() {
+    let Some(servers) = sdk_servers("crossplane_explain_says_why_calls_ran") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    functions_file(tmp.path(), servers, None);
+    std::fs::create_dir(tmp.path().join("xrs")).unwrap();
+    let xr = |name: &str, size: usize| {
+        let text = format!("apiVersion: example.crossplane.io/v1\nkind: XBucket\nmetadata:\n  name: {name}\nspec:\n  size: {size}\n");
+        std::fs::write(tmp.path().join(format!("xrs/{name}.yaml")), text).unwrap();
+    };
+    xr("a", 1);
+    xr("b", 1);
+    let composition = repo_root().join("testdata/crossplane/cache/composition.yaml");
+    let explain = |extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = vec![
+            "xrs".into(),
+            composition.display().to_string(),
+            "functions.yaml".into(),
+            "--cache-dir=cache".into(),
+            "--pinned-development".into(),
+            "--explain".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let out = render(tmp.path(), &args, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("[EXPLAIN]"))
+            .map(str::to_string)
+            .collect()
+    };
+    let every = |reason: &str| -> Vec<String> {
+        ["a", "b"]
+            .iter()
+            .flat_map(|x| {
+                ["bucket", "status"].map(|step| {
+                    format!("[EXPLAIN] xrs/{x}.yaml#{step}/0 function-test ran: {reason}")
+                })
+            })
+            .collect()
+    };
+
+    assert_eq!(
+        explain(&[]),
+        every("no earlier record of this call (its first render)")
+    );
+    xr("a", 2);
+    assert_eq!(
+        explain(&[]),
+        [
+            "[EXPLAIN] xrs/a.yaml#bucket/0 function-test ran: request changed: observed composite",
+            "[EXPLAIN] xrs/a.yaml#status/0 function-test ran: request changed: observed composite",
+            "[EXPLAIN] xrs/b.yaml replayed whole: no request of its calls changed",
+        ]
+    );
+    let moved = std::fs::read_to_string(tmp.path().join("functions.yaml"))
+        .unwrap()
+        .replace(
+            &format!("127.0.0.1:{}\n", servers.0.port),
+            &format!("127.0.0.1:{}\n", servers.1.port),
+        );
+    std::fs::write(tmp.path().join("functions.yaml"), moved).unwrap();
+    assert_eq!(explain(&[]), every("function changed (image ID or target)"));
+    assert_eq!(
+        explain(&["--no-cache"]),
+        every("the cache was bypassed (--no-cache, or a store that cannot be used)")
+    );
+}
+
 /// Kills a server process when the test ends.
 struct Kill(Child);
 

@@ -12,11 +12,14 @@
 //! | `docker` | the Docker runtime: start, port discovery, cleanup |
 //! | `client` | the gRPC client: connect with retry, v1 with the v1beta1 fallback |
 //! | `runner` | a call as a cached step (key: function identity + request encoding) |
+//! | `explain` | why a call ran: its request's parts against the last call at its place |
 //! | `render` | the render loop of one XR, the requirements loop |
 //! | `fetch` | required resources answered to selectors (`FilteringFetcher`) |
+//! | `schemas` | `--required-schemas`: OpenAPI v3 documents answering schema requirements |
 //! | `compose` | composed-resource metadata, the XR's conditions, Result and Context documents |
 //! | `sigsyaml` | the output documents as `sigs.k8s.io/yaml` writes them |
 //! | `value` | JSON ↔ protobuf `Struct` |
+//! | `xrd` | `--xrd`: an XRD's schema defaults applied to the XR (structural defaulting) |
 //! | `proto` | the generated v1 and v1beta1 protocol |
 
 #![deny(missing_docs)]
@@ -25,6 +28,7 @@ mod client;
 mod compose;
 mod docker;
 mod error;
+mod explain;
 mod fetch;
 mod load;
 mod model;
@@ -32,8 +36,10 @@ pub mod proto;
 mod render;
 mod runner;
 mod runtime;
+mod schemas;
 mod sigsyaml;
 mod value;
+mod xrd;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -75,10 +81,15 @@ pub struct Options {
     pub observed: Option<PathBuf>,
     /// `-e` and `--extra-resources`.
     pub required: Vec<PathBuf>,
+    /// `-s/--required-schemas`: OpenAPI v3 documents.
+    pub required_schemas: Option<PathBuf>,
     /// `--function-credentials`.
     pub credentials: Option<PathBuf>,
     /// `-a k=v`.
     pub annotations: Vec<(String, String)>,
+    /// `--xrd`: XRDs (a file or directory) whose schema defaults are
+    /// applied to each XR.
+    pub xrd: Option<PathBuf>,
     /// `--timeout`.
     pub timeout: Duration,
     /// XRs rendered at once.
@@ -98,6 +109,9 @@ pub struct Outcome {
     pub errors: Vec<String>,
     /// The cache's log: one line per function call.
     pub log: Vec<String>,
+    /// `--explain`: why each call ran (`SITE FUNCTION ran: REASON`), and
+    /// the XRs whose calls were all replayed, in input order.
+    pub explained: Vec<String>,
 }
 
 /// An XR to render.
@@ -122,16 +136,20 @@ pub fn run(options: &Options) -> Result<Outcome, Error> {
         let deadline = tokio::time::Instant::now() + options.timeout;
         let (handles, started, docker) = start(options, &functions).await?;
         let runner = Runner::new(handles, options.store.clone(), deadline);
-        let rendered: Vec<Result<Vec<u8>, String>> = futures_util::stream::iter(&jobs)
+        type Rendered = (Result<Vec<u8>, String>, Vec<String>);
+        let rendered: Vec<Rendered> = futures_util::stream::iter(&jobs)
             .map(|job| {
                 let (runner, shared, compositions) = (&runner, &shared, &compositions);
                 async move {
                     let comp = &compositions[job.composition];
-                    render::render(runner, shared, &job.label, &job.xr, comp)
-                        .await
-                        .map_err(|e| {
-                            format!("{}: cannot render composite resource: {e}", job.label)
-                        })
+                    let mut explained = Vec::new();
+                    let result =
+                        render::render(runner, shared, &job.label, &job.xr, comp, &mut explained)
+                            .await
+                            .map_err(|e| {
+                                format!("{}: cannot render composite resource: {e}", job.label)
+                            });
+                    (result, explained)
                 }
             })
             .buffered(options.jobs.max(1))
@@ -146,8 +164,9 @@ pub fn run(options: &Options) -> Result<Outcome, Error> {
             log: runner.log(),
             ..Outcome::default()
         };
-        for r in rendered {
-            match r {
+        for (result, explained) in rendered {
+            outcome.explained.extend(explained);
+            match result {
                 Ok(bytes) => outcome.output.extend(bytes),
                 Err(e) => outcome.errors.push(e),
             }
@@ -182,17 +201,22 @@ fn compositions(options: &Options) -> Result<Vec<Composition>, Error> {
 
 /// Every XR with its Composition, checked.
 fn jobs(options: &Options, compositions: &[Composition]) -> Result<Vec<Job>, Error> {
+    let xrds = options.xrd.as_deref().map(xrd::Xrds::load).transpose()?;
     let mut jobs = Vec::new();
     for path in &options.xrs {
         for file in load::files(path)? {
             let docs = load::file_documents(&file)?;
             let several = docs.len() > 1;
-            for doc in docs {
+            for mut doc in docs {
                 let label = if several {
                     doc.origin.clone()
                 } else {
                     file.display().to_string()
                 };
+                if let Some(xrds) = &xrds {
+                    xrds.default_xr(&mut doc.value)
+                        .map_err(|e| Error::Input(format!("{label}: {e}")))?;
+                }
                 let composition = if compositions.len() == 1 {
                     0
                 } else {
@@ -304,6 +328,10 @@ fn shared(options: &Options) -> Result<render::Shared, Error> {
     Ok(render::Shared {
         observed,
         fetcher: fetch::Fetcher::new(required),
+        schemas: match &options.required_schemas {
+            Some(path) => schemas::Schemas::load(path)?,
+            None => schemas::Schemas::default(),
+        },
         secrets,
         context: value::to_struct(&Value::Object(context)),
         include_results: options.include_results,

@@ -14,10 +14,11 @@ use crate::fetch::{bootstrap_selector, Fetcher};
 use crate::load::{at, str_at};
 use crate::model::{Composition, Step};
 use crate::proto::v1::{
-    self, Capability, CredentialData, Credentials, RequestMeta, Resource, Resources, Schema,
-    Severity, State,
+    self, Capability, CredentialData, Credentials, RequestMeta, Resource, Resources, Severity,
+    State,
 };
-use crate::runner::Runner;
+use crate::runner::{Answer, Runner};
+use crate::schemas::Schemas;
 use crate::sigsyaml;
 use crate::value::to_struct;
 
@@ -32,6 +33,8 @@ pub struct Shared {
     pub observed: Map<String, Value>,
     /// `-e`: the required (extra) resources.
     pub fetcher: Fetcher,
+    /// `--required-schemas`: OpenAPI v3 schemas.
+    pub schemas: Schemas,
     /// `--function-credentials`: Secrets.
     pub secrets: Vec<Value>,
     /// `--context-files` and `--context-values`.
@@ -45,13 +48,16 @@ pub struct Shared {
 }
 
 /// Renders `xr` (read from `label`) through `composition`: the output
-/// stream, each document preceded by `---`.
+/// stream, each document preceded by `---`. Why its calls ran goes to
+/// `explained` (`SITE FUNCTION ran: REASON`), also when it fails; when
+/// none ran, that it was replayed whole.
 pub async fn render(
     runner: &Runner,
     shared: &Shared,
     label: &str,
     xr: &Value,
     composition: &Composition,
+    explained: &mut Vec<String>,
 ) -> Result<Vec<u8>, String> {
     let observed = State {
         composite: Some(Resource {
@@ -100,7 +106,7 @@ pub async fn render(
             ..v1::RunFunctionRequest::default()
         };
         let site = format!("{label}#{}", step.name);
-        let rsp = run_step(runner, shared, &site, &step.function, req)
+        let rsp = run_step(runner, shared, &site, &step.function, req, explained)
             .await
             .map_err(fail)?;
         desired = rsp.desired;
@@ -136,28 +142,38 @@ pub async fn render(
     if shared.include_context {
         docs.push(compose::context(context.as_ref()));
     }
-    let mut out = Vec::new();
+    let mut output = Vec::new();
     for doc in &docs {
-        out.extend_from_slice(b"---\n");
-        out.extend_from_slice(&sigsyaml::document(doc));
+        output.extend_from_slice(b"---\n");
+        output.extend_from_slice(&sigsyaml::document(doc));
     }
-    Ok(out)
+    if explained.is_empty() && !composition.pipeline.is_empty() {
+        explained.push(format!(
+            "{label} replayed whole: no request of its calls changed"
+        ));
+    }
+    Ok(output)
 }
 
-/// One step: the function called until its requirements stabilise.
+/// One step: the function called until its requirements stabilise; why
+/// each call that ran did goes to `explained`.
 async fn run_step(
     runner: &Runner,
     shared: &Shared,
     site: &str,
     function: &str,
     mut req: v1::RunFunctionRequest,
+    explained: &mut Vec<String>,
 ) -> Result<v1::RunFunctionResponse, String> {
     let bootstrap_resources = req.required_resources.clone();
     let bootstrap_schemas = req.required_schemas.clone();
     let mut previous: Option<v1::Requirements> = None;
     for call in 0..=MAX_REQUIREMENTS_ITERATIONS {
         let site = format!("{site}/{call}");
-        let rsp = runner.run(&site, function, req.clone()).await?;
+        let (rsp, answer) = runner.run(&site, function, req.clone()).await?;
+        if let Answer::Ran(why) = answer {
+            explained.push(format!("{site} {function} ran: {why}"));
+        }
         if rsp
             .results
             .iter()
@@ -179,9 +195,9 @@ async fn run_step(
         req.required_resources
             .extend(fetch_all(&shared.fetcher, &requirements.resources));
         req.required_schemas = bootstrap_schemas.clone();
-        // No `--required-schemas`: every schema asked for is unknown.
-        for name in requirements.schemas.keys() {
-            req.required_schemas.insert(name.clone(), Schema::default());
+        for (name, selector) in &requirements.schemas {
+            req.required_schemas
+                .insert(name.clone(), shared.schemas.fetch(selector));
         }
         req.context = rsp.context;
     }

@@ -14,6 +14,7 @@ use prost::Message;
 use tokio::time::Instant;
 
 use crate::client::Client;
+use crate::explain::Summary;
 use crate::proto::v1;
 
 /// The record kind of a function call.
@@ -64,13 +65,14 @@ impl Runner {
     }
 
     /// Calls function `name` with `req`, or replays the call; `site` names
-    /// the XR, step and call for the log.
+    /// the XR, step and call for the log and the site record
+    /// ([`crate::explain`]).
     pub async fn run(
         &self,
         site: &str,
         name: &str,
         req: v1::RunFunctionRequest,
-    ) -> Result<v1::RunFunctionResponse, String> {
+    ) -> Result<(v1::RunFunctionResponse, Answer), String> {
         let handle = self.functions.get(name).ok_or_else(|| {
             format!("unknown Function {name:?} - does it exist in your Functions file?")
         })?;
@@ -79,9 +81,14 @@ impl Runner {
         if let (Some(key), Some((_, store))) = (&key, cached) {
             if let Some(rsp) = replay(store, key) {
                 self.note(format!("replayed {site} {name}"));
-                return Ok(rsp);
+                return Ok((rsp, Answer::Replayed));
             }
         }
+        let summary = cached.map(|(identity, store)| {
+            let summary = Summary::of(name, identity, &req);
+            let why = summary.why(store, site);
+            (summary, why)
+        });
         let rsp = handle
             .client
             .run(req, self.deadline)
@@ -91,16 +98,45 @@ impl Runner {
             .results
             .iter()
             .any(|r| r.severity == v1::Severity::Fatal as i32);
-        match (&key, cached) {
-            (Some(key), Some((_, store))) if !fatal => {
-                let kind = RecordKind::new(KIND.0, KIND.1);
-                let _ = store.record(key, &kind, &[("response", &rsp.encode_to_vec())], b"");
-                self.note(format!("ran {site} {name}"));
+        let why = match (&key, cached, summary) {
+            (Some(key), Some((_, store)), Some((summary, why))) => {
+                if !fatal {
+                    let kind = RecordKind::new(KIND.0, KIND.1);
+                    let _ = store.record(key, &kind, &[("response", &rsp.encode_to_vec())], b"");
+                }
+                summary.record(store, site, !fatal);
+                self.note(format!(
+                    "ran {site} {name}{}",
+                    if fatal { " uncached" } else { "" }
+                ));
+                why
             }
-            _ => self.note(format!("ran {site} {name} uncached")),
-        }
-        Ok(rsp)
+            _ => {
+                self.note(format!("ran {site} {name} uncached"));
+                self.uncached_reason(handle)
+            }
+        };
+        Ok((rsp, Answer::Ran(why)))
     }
+
+    /// Why a call could not be looked up.
+    fn uncached_reason(&self, handle: &Handle) -> String {
+        match (&self.store, &handle.identity) {
+            (None, _) => {
+                "the cache was bypassed (--no-cache, or a store that cannot be used)".into()
+            }
+            _ => "a Development server's calls are cached only with --pinned-development".into(),
+        }
+    }
+}
+
+/// How a call was answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// From the cache.
+    Replayed,
+    /// By the function, for this reason.
+    Ran(String),
 }
 
 /// The recorded response of `key`, if the store has a good one.

@@ -17,6 +17,9 @@ Its step's `input` says what it does, in this order (every key optional):
   copyContext: field              XR status.<field> = the context it got
   require:     {key: {apiVersion, kind, matchName | matchLabels}}
                required resources; the names found go to status.required
+  requireSchema: {key: {apiVersion, kind}}
+               required schemas; status.schemas = what came back for each
+               (the schema, or null when it was not found)
   unstable:    true               new requirements on every call
   copyObserved: true              status.observed = observed resource names
   copyCredentials: name           status.credentials = that credential's keys
@@ -91,6 +94,15 @@ def compose(req, rsp, calls):
         status["required"] = {
             key: sorted(item.resource["metadata"]["name"] for item in found.items)
             for key, found in sorted(req.required_resources.items())
+        }
+    for key, sel in spec.get("requireSchema", {}).items():
+        selector = rsp.requirements.schemas[key]
+        selector.api_version = sel["apiVersion"]
+        selector.kind = sel["kind"]
+    if spec.get("requireSchema"):
+        status["schemas"] = {
+            key: (resource.struct_to_dict(found.openapi_v3) if found.HasField("openapi_v3") else None)
+            for key, found in sorted(req.required_schemas.items())
         }
     if spec.get("unstable"):
         selector = rsp.requirements.resources[f"call-{calls}"]
