@@ -453,6 +453,73 @@ fn a_stopped_server_is_a_miss() {
     assert_eq!(files(&one.pkg()), files(&two.pkg()));
 }
 
+/// The server killed (by its pid) while a render runs a slow function:
+/// the render goes on locally, exits 0 with the bytes of an uncached
+/// render and one warning, and waits for no more than the timeout.
+fn stopped_mid_render(server: Server, dir: &Path) {
+    let (source, counter) = setup(dir);
+    // `a/c` announces itself, then takes a while: the server dies while it
+    // runs, before `a` and the root look up their steps and upload.
+    let slow = r#"sh -c 'echo slow >> \"$COUNTER\"; sleep 2; cat'"#;
+    std::fs::write(
+        source.join("a/c/Kptfile"),
+        format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: a-c\npipeline:\n  mutators:\n    - exec: \"{slow}\"\n"),
+    )
+    .unwrap();
+    let uncached = Checkout::new(dir, "uncached", &source);
+    let started = Instant::now();
+    assert!(uncached.render(&counter, &["--no-cache"]).0);
+    let baseline = started.elapsed();
+    std::fs::remove_file(&counter).unwrap();
+
+    let one = Checkout::new(dir, "one", &source);
+    let url = server.url.clone();
+    let killer = std::thread::spawn({
+        let counter = counter.clone();
+        move || {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !std::fs::read_to_string(&counter).is_ok_and(|s| s.contains("slow")) {
+                assert!(Instant::now() < deadline, "the slow function never ran");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            drop(server);
+        }
+    });
+    let started = Instant::now();
+    let (ok, log, _) = one.render(
+        &counter,
+        &["--remote-cache", &url, "--remote-timeout", "2s"],
+    );
+    let took = started.elapsed();
+    killer.join().unwrap();
+    assert!(ok, "{log}");
+    assert_eq!(log.matches("[WARN] krmgraph").count(), 1, "{log}");
+    assert!(
+        took < baseline + Duration::from_millis(2000 + 2500),
+        "{took:?} (uncached render {baseline:?}, timeout 2s)\n{log}"
+    );
+    assert_eq!(files(&one.pkg()), files(&uncached.pkg()));
+    assert_eq!(one.results(), uncached.results());
+}
+
+#[test]
+fn buildgrid_stopped_mid_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = buildgrid("buildgrid_stopped_mid_render", dir.path()) else {
+        return;
+    };
+    stopped_mid_render(server, dir.path());
+}
+
+#[test]
+fn nginx_stopped_mid_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = nginx("nginx_stopped_mid_render", dir.path(), false) else {
+        return;
+    };
+    stopped_mid_render(server, dir.path());
+}
+
 /// `krmgraph cache stats` names the remote and says whether it answers.
 #[test]
 fn cache_stats_checks_the_remote() {
