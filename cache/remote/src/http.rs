@@ -18,8 +18,9 @@ use crate::mapping::{self, DigestFn};
 use crate::{proto, Options};
 
 /// Blobs at least this large are asked about (`HEAD`) before they are
-/// sent; a smaller one costs about as much to send as to ask about.
-const HEAD_FROM: usize = 16 << 10;
+/// sent; a smaller one costs about as much to send as to ask about. Chunks
+/// are asked about: an edit's ancestors hold thousands the server has.
+const HEAD_FROM: usize = 512;
 /// Parallel uploads.
 const UPLOADERS: usize = 8;
 /// Parallel blob reads of one record.
