@@ -154,7 +154,8 @@ fn nginx(test: &str, dir: &Path, auth: bool) -> Option<Server> {
 }
 
 /// Four packages (root, a, a/c, b), each running the counting function.
-/// Files are indented by 4, so a render changes them.
+/// Files are indented by 4, so a render changes them. Each ConfigMap has
+/// enough data (2 KiB) that the subtree records go up as chunks.
 fn write_tree(pkg: &Path) {
     let count = r#"sh -c 'echo run >> \"$COUNTER\"; cat'"#;
     for rel in ["", "a", "a/c", "b"] {
@@ -168,10 +169,17 @@ fn write_tree(pkg: &Path) {
         .unwrap();
         std::fs::write(
             dir.join("cm.yaml"),
-            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n    name: {name}-cm # {name}\ndata:\n    k: 'v'\n"),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n    name: {name}-cm # {name}\ndata:\n    k: 'v'\n{}", bulk(&name)),
         )
         .unwrap();
     }
+}
+
+/// ConfigMap data lines, distinct per package.
+fn bulk(name: &str) -> String {
+    (0..60)
+        .map(|i| format!("    key-{i}: '{name} value {i}'\n"))
+        .collect()
 }
 
 /// A checkout: `<dir>/<name>/pkg` (every checkout's root is named `pkg`,
@@ -265,6 +273,14 @@ fn shares_between_checkouts(server: &Server, dir: &Path) {
     let (ok, first_log, runs) = one.render(&counter, &remote);
     assert!(ok && runs == 4, "{first_log}");
     assert!(!first_log.contains("[WARN]"), "{first_log}");
+
+    if server.data.is_dir() {
+        let results = files(&server.data.join("ac"));
+        let chunked = results
+            .iter()
+            .any(|(_, b)| b.windows(7).any(|w| w == b"chunks/"));
+        assert!(chunked, "no record went up as chunks");
+    }
 
     let two = Checkout::new(dir, "two", &source);
     let (ok, log, runs) = two.render(&counter, &remote);
