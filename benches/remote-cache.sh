@@ -24,6 +24,7 @@ builtins=
 . benches/monorepo-fns.sh
 $bin/gen-monorepo "$work/src/tree" --fanout "$fanout" --depth "$depth" --resources "$resources" "${fns[@]}" >/dev/null
 tree_bytes=$(du -sb "$work/src/tree" | cut -f1)
+echo "load: $(uptime)"
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
 t() { # label, dir, args...: prints seconds, keeps the summary line
@@ -47,6 +48,11 @@ run() { # name url [data dir]
   echo "== $name ($url)"
   checkout $name-a
   cold=$(t cold "$work/$name-a" --remote-cache "$url")
+  if [ -n "$data" ]; then
+    held=$(du -sb "$data" | cut -f1)
+  else
+    held=$(grep -o 'remote: .*' "$work/cold.err" | sed -E 's/.*, ([0-9.]+ [KMG]?i?B) up.*/\1/')
+  fi
   noop=$(t local-no-op "$work/$name-a" --remote-cache "$url")
   edit "$work/$name-a" 7
   t local-edit-1 "$work/$name-a" --remote-cache "$url" >/dev/null
@@ -62,11 +68,10 @@ run() { # name url [data dir]
     "$(echo "$cold/$fresh" | bc -l)" "$(echo "$fresh/$noop" | bc -l)"
   printf '(b) fresh checkout, one edit: %.2fx the local one-edit time\n' "$(echo "$fedit/$ledit" | bc -l)"
   if [ -n "$data" ]; then
-    held=$(du -sb "$data" | cut -f1)
+    echo "(c) remote holds $held bytes after the cold render: $(echo "$held/$tree_bytes" | bc -l | xargs printf '%.2f')x the tree ($tree_bytes bytes)"
   else
-    held=$(grep -o 'remote: .*' "$work/cold.err" | sed -E 's/.*, ([0-9.]+ [KMG]?i?B) up.*/\1/')
+    echo "(c) the cold render sent $held; the tree is $tree_bytes bytes"
   fi
-  echo "(c) remote holds $held after the cold render (then the edits' records); the tree is $tree_bytes bytes"
 }
 
 if command -v bgd >/dev/null; then

@@ -31,6 +31,9 @@ pub struct Upload {
     pub record: StepRecord,
     /// Each output's bytes.
     pub outputs: Vec<Vec<u8>>,
+    /// Keep each output as one blob on the server, not as content-defined
+    /// chunks (the record is read alone, and in one round trip).
+    pub whole: bool,
 }
 
 /// Why a remote call did not give an answer: a miss to the render, a
@@ -109,6 +112,8 @@ pub struct Tiered {
     remote: Arc<dyn Remote>,
     /// The record kinds that go to the remote (the engine's choice).
     shared: HashSet<String>,
+    /// Those of them whose blobs stay whole ([`Tiered::whole_kinds`]).
+    whole: HashSet<String>,
     upload: bool,
     pending: Mutex<Vec<Digest>>,
     reads_off: AtomicBool,
@@ -134,6 +139,7 @@ impl Tiered {
             local,
             remote,
             shared: shared.iter().map(|s| (*s).to_owned()).collect(),
+            whole: HashSet::new(),
             upload,
             pending: Mutex::default(),
             reads_off: AtomicBool::new(false),
@@ -145,6 +151,14 @@ impl Tiered {
             up: AtomicU64::new(0),
             uploaded: AtomicU64::new(0),
         }
+    }
+
+    /// Records of the kinds `whole` go up with each output as one blob:
+    /// those read alone (a whole render), for which a round trip per
+    /// chunk would cost more than the bytes chunks save.
+    pub fn whole_kinds(mut self, whole: &[&str]) -> Tiered {
+        self.whole = whole.iter().map(|s| (*s).to_owned()).collect();
+        self
     }
 
     /// What the remote did so far.
@@ -212,6 +226,7 @@ impl Tiered {
         }
         Some(Upload {
             key,
+            whole: self.whole.contains(&record.kind.name),
             record,
             outputs,
         })

@@ -53,12 +53,14 @@ pub fn layer(
         }
         Some(Ok(client)) => client.into_remote(),
     };
-    let tiered = Arc::new(Tiered::new(
+    let tiered = Tiered::new(
         local_dyn,
         remote,
         &krmgraph_render::cache::shared_kinds(),
         args.remote_upload,
-    ));
+    )
+    .whole_kinds(&krmgraph_render::cache::whole_kinds());
+    let tiered = Arc::new(tiered);
     (tiered.clone(), Some(tiered))
 }
 

@@ -18,8 +18,9 @@ use crate::mapping::{self, DigestFn};
 use crate::{proto, Options};
 
 /// Blobs at least this large are asked about (`HEAD`) before they are
-/// sent; a smaller one costs about as much to send as to ask about.
-const HEAD_FROM: usize = 16 << 10;
+/// sent; a smaller one costs about as much to send as to ask about. Chunks
+/// are asked about: an edit's ancestors hold thousands the server has.
+const HEAD_FROM: usize = 512;
 /// Parallel uploads.
 const UPLOADERS: usize = 8;
 /// Parallel blob reads of one record.
@@ -246,14 +247,21 @@ impl krmgraph_cache::Remote for Http {
             return Ok((None, Moved::default()));
         };
         let result = mapping::decode_result(&body)?;
-        let (blobs, down) = self.get_blobs(&mapping::named_blobs(&result))?;
-        let down = down + body.len() as u64;
+        let mut down = body.len() as u64;
         // A blob the server lacks makes the record a miss; every blob it
         // sent is checked against its digest by read_record.
-        let hit = match blobs {
-            Some(blobs) => mapping::read_record(f, &result, blobs.into_iter().map(Some).collect())?,
-            None => None,
-        };
+        let hit = mapping::read_record(f, &result, &mut |digests| {
+            let (blobs, n) = self.get_blobs(digests)?;
+            down += n;
+            let Some(blobs) = blobs else {
+                return Ok(vec![None; digests.len()]);
+            };
+            // On the server: the records this run writes (an edit's
+            // ancestors, which hold these chunks) need not send them.
+            // Bytes that turn out wrong turn the remote off for the run.
+            lock(&self.present).extend(digests.iter().map(|d| d.hash.clone()));
+            Ok(blobs.into_iter().map(Some).collect())
+        })?;
         Ok((hit, Moved { down, up: 0 }))
     }
 
@@ -277,7 +285,7 @@ impl krmgraph_cache::Remote for Http {
                         if !lock(&self.present).insert(blob.digest.hash.clone()) {
                             continue;
                         }
-                        sent += self.send_blob(&blob.digest, blob.data)?;
+                        sent += self.send_blob(&blob.digest, &blob.data)?;
                     }
                     let body = result.encode_to_vec();
                     self.put(

@@ -4,6 +4,7 @@
 //!
 //! | module | owns |
 //! | --- | --- |
+//! | `chunks` | content-defined chunks, so the remote holds each run of bytes once |
 //! | `mapping` | how a record and its blobs are laid out as a REAPI action result (both protocols store these bytes) |
 //! | `reapi` | the Remote Execution API v2 client (`grpc://`): ActionCache, CAS, ByteStream, Capabilities |
 //! | `http` | Bazel's HTTP cache protocol (`http://`): `GET`/`PUT`/`HEAD` on `ac/` and `cas/` |
@@ -13,6 +14,7 @@
 
 #![deny(missing_docs)]
 
+mod chunks;
 mod http;
 mod mapping;
 mod proto;

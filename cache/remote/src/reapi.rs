@@ -467,17 +467,22 @@ fn upload_id(d: &proto::Digest) -> String {
 impl krmgraph_cache::Remote for Reapi {
     fn fetch(&self, key: &Digest) -> Result<(Option<Hit>, Moved), RemoteError> {
         let caps = self.caps()?;
-        self.block(async {
-            let Some(result) = self.get_result(caps, key).await? else {
-                return Ok((None, Moved::default()));
-            };
-            let digests = mapping::named_blobs(&result);
-            let blobs = self.read_blobs(caps, &digests).await?;
-            let down = result.encoded_len() as u64
-                + blobs.iter().flatten().map(|b| b.len() as u64).sum::<u64>();
-            let hit = mapping::read_record(caps.digest, &result, blobs)?;
-            Ok((hit, Moved { down, up: 0 }))
-        })
+        let Some(result) = self.block(self.get_result(caps, key))? else {
+            return Ok((None, Moved::default()));
+        };
+        let mut down = result.encoded_len() as u64;
+        let hit = mapping::read_record(caps.digest, &result, &mut |digests| {
+            let blobs = self.block(self.read_blobs(caps, digests))?;
+            down += blobs.iter().flatten().map(|b| b.len() as u64).sum::<u64>();
+            // On the server: an edit's ancestors, which hold these
+            // chunks, need not ask about them again.
+            if let Ok(mut present) = self.present.lock() {
+                let found = digests.iter().zip(&blobs).filter(|(_, b)| b.is_some());
+                present.extend(found.map(|(d, _)| d.clone()));
+            }
+            Ok(blobs)
+        })?;
+        Ok((hit, Moved { down, up: 0 }))
     }
 
     fn upload(&self, uploads: &[Upload]) -> Result<Moved, RemoteError> {
@@ -503,7 +508,7 @@ impl krmgraph_cache::Remote for Reapi {
         // wait per round of requests.
         let missing = self.block(self.find_missing(caps, unknown.clone()))?;
         let to_send: Vec<(proto::Digest, &[u8])> =
-            missing.iter().map(|d| (d.clone(), blobs[d])).collect();
+            missing.iter().map(|d| (d.clone(), &*blobs[d])).collect();
         up += self.block(self.write_blobs(caps, to_send))?;
         if let Ok(mut present) = self.present.lock() {
             present.extend(unknown);

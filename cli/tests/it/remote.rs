@@ -154,7 +154,8 @@ fn nginx(test: &str, dir: &Path, auth: bool) -> Option<Server> {
 }
 
 /// Four packages (root, a, a/c, b), each running the counting function.
-/// Files are indented by 4, so a render changes them.
+/// Files are indented by 4, so a render changes them. Each ConfigMap has
+/// enough data (2 KiB) that the subtree records go up as chunks.
 fn write_tree(pkg: &Path) {
     let count = r#"sh -c 'echo run >> \"$COUNTER\"; cat'"#;
     for rel in ["", "a", "a/c", "b"] {
@@ -168,10 +169,17 @@ fn write_tree(pkg: &Path) {
         .unwrap();
         std::fs::write(
             dir.join("cm.yaml"),
-            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n    name: {name}-cm # {name}\ndata:\n    k: 'v'\n"),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n    name: {name}-cm # {name}\ndata:\n    k: 'v'\n{}", bulk(&name)),
         )
         .unwrap();
     }
+}
+
+/// ConfigMap data lines, distinct per package.
+fn bulk(name: &str) -> String {
+    (0..60)
+        .map(|i| format!("    key-{i}: '{name} value {i}'\n"))
+        .collect()
 }
 
 /// A checkout: `<dir>/<name>/pkg` (every checkout's root is named `pkg`,
@@ -265,6 +273,14 @@ fn shares_between_checkouts(server: &Server, dir: &Path) {
     let (ok, first_log, runs) = one.render(&counter, &remote);
     assert!(ok && runs == 4, "{first_log}");
     assert!(!first_log.contains("[WARN]"), "{first_log}");
+
+    if server.data.is_dir() {
+        let results = files(&server.data.join("ac"));
+        let chunked = results
+            .iter()
+            .any(|(_, b)| b.windows(7).any(|w| w == b"chunks/"));
+        assert!(chunked, "no record went up as chunks");
+    }
 
     let two = Checkout::new(dir, "two", &source);
     let (ok, log, runs) = two.render(&counter, &remote);
@@ -451,6 +467,73 @@ fn a_stopped_server_is_a_miss() {
     assert_eq!(runs, 8);
     assert_eq!(log.matches("[WARN] krmgraph").count(), 1, "{log}");
     assert_eq!(files(&one.pkg()), files(&two.pkg()));
+}
+
+/// The server killed (by its pid) while a render runs a slow function:
+/// the render goes on locally, exits 0 with the bytes of an uncached
+/// render and one warning, and waits for no more than the timeout.
+fn stopped_mid_render(server: Server, dir: &Path) {
+    let (source, counter) = setup(dir);
+    // `a/c` announces itself, then takes a while: the server dies while it
+    // runs, before `a` and the root look up their steps and upload.
+    let slow = r#"sh -c 'echo slow >> \"$COUNTER\"; sleep 2; cat'"#;
+    std::fs::write(
+        source.join("a/c/Kptfile"),
+        format!("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: a-c\npipeline:\n  mutators:\n    - exec: \"{slow}\"\n"),
+    )
+    .unwrap();
+    let uncached = Checkout::new(dir, "uncached", &source);
+    let started = Instant::now();
+    assert!(uncached.render(&counter, &["--no-cache"]).0);
+    let baseline = started.elapsed();
+    std::fs::remove_file(&counter).unwrap();
+
+    let one = Checkout::new(dir, "one", &source);
+    let url = server.url.clone();
+    let killer = std::thread::spawn({
+        let counter = counter.clone();
+        move || {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !std::fs::read_to_string(&counter).is_ok_and(|s| s.contains("slow")) {
+                assert!(Instant::now() < deadline, "the slow function never ran");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            drop(server);
+        }
+    });
+    let started = Instant::now();
+    let (ok, log, _) = one.render(
+        &counter,
+        &["--remote-cache", &url, "--remote-timeout", "2s"],
+    );
+    let took = started.elapsed();
+    killer.join().unwrap();
+    assert!(ok, "{log}");
+    assert_eq!(log.matches("[WARN] krmgraph").count(), 1, "{log}");
+    assert!(
+        took < baseline + Duration::from_millis(2000 + 2500),
+        "{took:?} (uncached render {baseline:?}, timeout 2s)\n{log}"
+    );
+    assert_eq!(files(&one.pkg()), files(&uncached.pkg()));
+    assert_eq!(one.results(), uncached.results());
+}
+
+#[test]
+fn buildgrid_stopped_mid_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = buildgrid("buildgrid_stopped_mid_render", dir.path()) else {
+        return;
+    };
+    stopped_mid_render(server, dir.path());
+}
+
+#[test]
+fn nginx_stopped_mid_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = nginx("nginx_stopped_mid_render", dir.path(), false) else {
+        return;
+    };
+    stopped_mid_render(server, dir.path());
 }
 
 /// `krmgraph cache stats` names the remote and says whether it answers.

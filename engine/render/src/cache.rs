@@ -86,6 +86,13 @@ pub fn shared_kinds() -> [&'static str; 5] {
     crate::stepcache::kinds::shared()
 }
 
+/// Of those, the kinds a remote keeps whole, not in content-defined
+/// chunks: the whole-render record, which a fresh checkout reads alone
+/// (one lookup), and whose files no other record repeats.
+pub fn whole_kinds() -> [&'static str; 1] {
+    ["render"]
+}
+
 /// The step cache of a render using `store` and the tree as read before
 /// it, in the session `memos` (one per `render`, one for all the renders
 /// of a `watch`).
