@@ -232,7 +232,7 @@ impl Text {
     }
 }
 
-/// An item's text in a ResourceList ([`item_text`]): encoded, or a
+/// An item's text in a ResourceList ([`ItemMemo::item_text`]): encoded, or a
 /// remembered text that gets the item's own ids as it is written, so the
 /// texts of a list go straight into the list's buffer.
 pub struct ItemText(Piece);
@@ -675,7 +675,7 @@ fn fingerprint(root: &Node) -> Option<(Fingerprints, [String; 3])> {
     Some((fingerprints_skipping(root, &skip).0, ids))
 }
 
-/// An item's fingerprint as [`item_text`] takes it (see the module doc),
+/// An item's fingerprint as [`ItemMemo::item_text`] takes it (see the module doc),
 /// with the values of the `skip` nodes left out (their kind, style and tag
 /// are kept).
 pub fn fingerprint_skipping(node: &Node, skip: &[*const Node]) -> Fingerprint {
