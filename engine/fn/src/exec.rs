@@ -354,20 +354,15 @@ impl<R: Read + AsRawFd> Drain<R> {
 
     /// Reads what the pipe holds; closes it at end of file or an error.
     fn read(&mut self) {
-        const CHUNK: usize = 64 << 10;
         let Some(pipe) = &mut self.pipe else { return };
-        loop {
-            let len = self.bytes.len();
-            self.bytes.resize(len + CHUNK, 0);
-            let read = pipe.read(&mut self.bytes[len..]);
-            self.bytes.truncate(len + *read.as_ref().unwrap_or(&0));
-            match read {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
+        // `read_to_end` reads into the spare capacity without zeroing it
+        // first and probes before it grows a full buffer: an output exactly
+        // as long as the input (an echo) fills the buffer sized for it
+        // without a copy into a doubled one, whose fresh pages the kernel
+        // would zero (5 % of a cold render's samples).
+        match pipe.read_to_end(&mut self.bytes) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+            Ok(_) | Err(_) => {}
         }
         self.pipe = None;
     }
