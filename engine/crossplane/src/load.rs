@@ -41,6 +41,12 @@ pub fn at<'a>(value: &'a Value, path: &[&str]) -> Option<&'a Value> {
 
 /// The files `path` names: itself, or the YAML files of a directory.
 pub fn files(path: &Path) -> Result<Vec<PathBuf>, Error> {
+    files_with(path, &["yaml", "yml"])
+}
+
+/// The files `path` names: itself, or the files of a directory with one of
+/// `extensions`, in name order.
+pub fn files_with(path: &Path, extensions: &[&str]) -> Result<Vec<PathBuf>, Error> {
     let io = |e: std::io::Error| Error::Read {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -52,8 +58,11 @@ pub fn files(path: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(path).map_err(io)? {
         let p = entry.map_err(io)?.path();
-        let yaml = matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"));
-        if yaml && p.is_file() {
+        let listed = p
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| extensions.contains(&e));
+        if listed && p.is_file() {
             out.push(p);
         }
     }

@@ -8,7 +8,7 @@
 //! `--required-schemas` at all, is answered with an empty `Schema`, which
 //! says "asked for, not found".
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -27,7 +27,7 @@ impl Schemas {
     /// The schemas of the `.json` files of `path` (a file or directory).
     pub fn load(path: &Path) -> Result<Schemas, Error> {
         let mut entries = Vec::new();
-        for file in json_files(path)? {
+        for file in crate::load::files_with(path, &["json"])? {
             let text = std::fs::read(&file).map_err(|e| Error::Read {
                 path: file.clone(),
                 message: e.to_string(),
@@ -76,27 +76,6 @@ fn kinds_of(doc: &Value) -> Vec<((String, String, String), Value)> {
         }
     }
     out
-}
-
-/// `path` itself, or the `.json` files of a directory in name order.
-fn json_files(path: &Path) -> Result<Vec<PathBuf>, Error> {
-    let io = |e: std::io::Error| Error::Read {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    if !path.is_dir() {
-        std::fs::metadata(path).map_err(io)?;
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).map_err(io)? {
-        let p = entry.map_err(io)?.path();
-        if p.extension().and_then(|e| e.to_str()) == Some("json") && p.is_file() {
-            files.push(p);
-        }
-    }
-    files.sort();
-    Ok(files)
 }
 
 #[cfg(test)]

@@ -259,24 +259,7 @@ fn go_format_float(f: f64) -> String {
             "-.inf".into()
         };
     }
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    // Shortest round-trip digits, then Go's %g layout (exponent form when
-    // the exponent is < -4 or >= 6 for shortest formatting).
-    let e = format!("{f:e}");
-    let (mantissa, exp) = e.split_once('e').unwrap_or((&e, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exp.abs())
-    } else {
-        format!("{f}")
-    }
+    krmgraph_yaml::gov2::format_float(f)
 }
 
 fn field<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
