@@ -567,6 +567,7 @@ pub fn try_run(args: &RenderArgs, watching: Option<Watching>, ui: &Ui) -> Result
     reporter.captured = cached.as_ref().map(|_| Vec::new());
     crate::pages::large();
     let rendered = render(&pkg, &options, &mut reporter);
+    crate::pages::render_done();
     reporter.finish();
     if let Some(file) = std::env::var_os("KRMGRAPH_CACHE_LOG") {
         let text: String = reporter
