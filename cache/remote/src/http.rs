@@ -36,6 +36,9 @@ pub struct Http {
     present: Mutex<HashSet<String>>,
 }
 
+/// Bodies of `GET`s, in request order, `None` for a miss.
+type Bodies = Vec<Option<Vec<u8>>>;
+
 /// A response: the status and, for a 200 to a GET, the body.
 struct Answer {
     status: u16,
@@ -173,11 +176,11 @@ impl Http {
     /// round trip per blob, one after another), in `paths` order, `None`
     /// for those the server lacks; and the bytes received. The first
     /// failure is the error, after which the rest are not asked for.
-    fn get_many(&self, paths: &[String]) -> Result<(Vec<Option<Vec<u8>>>, u64), RemoteError> {
+    fn get_many(&self, paths: &[String]) -> Result<(Bodies, u64), RemoteError> {
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
         let down = AtomicU64::new(0);
-        let got: Mutex<Vec<Option<Vec<u8>>>> = Mutex::new(vec![None; paths.len()]);
+        let got: Mutex<Bodies> = Mutex::new(vec![None; paths.len()]);
         let failure: Mutex<Option<RemoteError>> = Mutex::default();
         let work = || {
             while !stop.load(Ordering::Relaxed) {
