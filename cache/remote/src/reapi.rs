@@ -607,7 +607,7 @@ impl krmgraph_cache::Remote for Reapi {
             present.extend(unknown);
         }
         // A few at once: servers limit concurrent calls.
-        for chunk in results.chunks(CONCURRENT / 2) {
+        for chunk in results.chunks(CONCURRENT) {
             let puts = chunk
                 .iter()
                 .map(|(key, result)| self.put_result(caps, key, result.clone()));
