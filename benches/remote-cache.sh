@@ -7,6 +7,9 @@
 #   local edit  one leaf edited, rendered with that local cache
 #   (a) fresh   a fresh checkout, empty local cache, remote warm: unchanged
 #   (b) edit    a fresh checkout, empty local cache, one leaf edited
+#   (b0) floor  the same edit in another fresh checkout, no remote, with a
+#               copy of the first checkout's local cache (every record
+#               (b) fetched is local): what (b) costs without the remote
 #   (c) bytes   what the remote holds after the cold render (nginx: its
 #               files; BuildGrid: the bytes uploaded), against the tree
 # Usage: benches/remote-cache.sh [fanout depth resources]
@@ -63,10 +66,15 @@ run() { # name url [data dir]
   checkout $name-c
   edit "$work/$name-c" 7
   fedit=$(t "(b) edit" "$work/$name-c" --remote-cache "$url")
+  checkout $name-d
+  cp -r "$work/$name-a/cache" "$work/$name-d/cache"
+  edit "$work/$name-d" 7
+  floor=$(t "(b0) floor" "$work/$name-d")
   diff -r "$work/$name-a/tree" "$work/$name-b/tree" >/dev/null 2>&1 || true
   printf '(a) fresh checkout, unchanged: %.1fx faster than cold, %.1fx the local no-op\n' \
     "$(echo "$cold/$fresh" | bc -l)" "$(echo "$fresh/$noop" | bc -l)"
-  printf '(b) fresh checkout, one edit: %.2fx the local one-edit time\n' "$(echo "$fedit/$ledit" | bc -l)"
+  printf '(b) fresh checkout, one edit: %.2fx the local one-edit time; %.2fx the same edit in a fresh checkout with the records local (b0: %.2fx the local edit)\n' \
+    "$(echo "$fedit/$ledit" | bc -l)" "$(echo "$fedit/$floor" | bc -l)" "$(echo "$floor/$ledit" | bc -l)"
   if [ -n "$data" ]; then
     echo "(c) remote holds $held bytes after the cold render: $(echo "$held/$tree_bytes" | bc -l | xargs printf '%.2f')x the tree ($tree_bytes bytes)"
   else

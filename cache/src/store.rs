@@ -248,6 +248,14 @@ pub trait Store: Send + Sync {
         self.lookup(key)
     }
 
+    /// Says [`Store::lookup_shared`] of each of `keys` is coming (the
+    /// engine's sibling subtrees): a store with a shared level behind it
+    /// may ask that level for all of them at once. Never fails; a store
+    /// without such a level does nothing.
+    fn prefetch_shared(&self, keys: &[Digest]) {
+        let _ = keys;
+    }
+
     /// Records a successful step: writes each `(name, bytes)` output as a
     /// blob, then the record (last, so a record never points at a blob that
     /// was not written).

@@ -15,7 +15,7 @@
 //! (reads), or not written again (uploads). This module knows nothing
 //! about protocols: [`Remote`] implementations live in `krmgraph-remote`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -83,6 +83,22 @@ pub trait Remote: Send + Sync {
     /// the server has no (complete) record for it.
     fn fetch(&self, key: &Digest) -> Result<(Option<Hit>, Moved), RemoteError>;
 
+    /// [`Remote::fetch`] of each of `keys`, in order. A protocol that can
+    /// asks for them at once (the render's sibling subtrees are asked for
+    /// together), so that the round trips are those of one fetch, not one
+    /// fetch's per key.
+    fn fetch_many(&self, keys: &[Digest]) -> Result<(Vec<Option<Hit>>, Moved), RemoteError> {
+        let mut hits = Vec::with_capacity(keys.len());
+        let mut moved = Moved::default();
+        for key in keys {
+            let (hit, m) = self.fetch(key)?;
+            moved.down += m.down;
+            moved.up += m.up;
+            hits.push(hit);
+        }
+        Ok((hits, moved))
+    }
+
     /// Stores each record and the blobs it names; blobs the server already
     /// has are not sent again.
     fn upload(&self, uploads: &[Upload]) -> Result<Moved, RemoteError>;
@@ -119,6 +135,10 @@ pub struct Tiered {
     reads_off: AtomicBool,
     writes_off: AtomicBool,
     warning: Mutex<Option<String>>,
+    /// Records prefetched for lookups to come ([`Store::prefetch_shared`]).
+    prefetched: Mutex<HashMap<Digest, Hit>>,
+    /// Keys the remote lacked this run: not asked about again.
+    absent: Mutex<HashSet<Digest>>,
     hits: AtomicU64,
     misses: AtomicU64,
     down: AtomicU64,
@@ -145,6 +165,8 @@ impl Tiered {
             reads_off: AtomicBool::new(false),
             writes_off: AtomicBool::new(false),
             warning: Mutex::default(),
+            prefetched: Mutex::default(),
+            absent: Mutex::default(),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             down: AtomicU64::new(0),
@@ -245,9 +267,14 @@ impl Tiered {
         }
     }
 
-    /// Asks the remote for `key`; keeps what it has locally.
+    /// Asks the remote for `key` (unless it said this run it lacks it);
+    /// keeps what it has locally.
     fn fetch(&self, key: &Digest) -> Option<Hit> {
         if self.reads_off.load(Ordering::SeqCst) {
+            return None;
+        }
+        if lock(&self.absent).contains(key) {
+            self.misses.fetch_add(1, Ordering::Relaxed);
             return None;
         }
         let hit = match self.remote.fetch(key) {
@@ -256,25 +283,83 @@ impl Tiered {
                 hit
             }
             Err(e) => {
-                // Gradle's rule: a remote that failed once is not asked
-                // again this run (a dead server would cost a timeout per
-                // step).
-                self.reads_off.store(true, Ordering::SeqCst);
-                self.writes_off.store(true, Ordering::SeqCst);
-                self.warn(format!(
-                    "the remote cache {} failed, going on without it: {e}",
-                    self.remote.describe()
-                ));
+                self.read_failed(e);
                 return None;
             }
         };
-        let Some(hit) = hit.filter(|h| self.shared.contains(&h.record.kind.name)) else {
+        let Some(hit) = self.usable(hit) else {
             self.misses.fetch_add(1, Ordering::Relaxed);
             return None;
         };
         self.hits.fetch_add(1, Ordering::Relaxed);
-        // Blobs first, then the record, as `Store::record` does. A local
-        // write failure costs only the next run's lookup.
+        self.keep(key, &hit);
+        Some(hit)
+    }
+
+    /// Asks the remote for those of `keys` neither store has yet, at once;
+    /// hits wait in memory for their lookup (and are kept locally),
+    /// misses are remembered as misses for the run.
+    fn prefetch(&self, keys: &[Digest]) {
+        if self.reads_off.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut seen = HashSet::new();
+        let wanted: Vec<Digest> = keys
+            .iter()
+            .copied()
+            .filter(|key| seen.insert(*key))
+            .filter(|key| {
+                !lock(&self.prefetched).contains_key(key) && !lock(&self.absent).contains(key)
+            })
+            .filter(|key| matches!(self.local.peek_step(key), Ok(None)))
+            .collect();
+        // One key is no better asked now than at its lookup.
+        if wanted.len() < 2 {
+            return;
+        }
+        let hits = match self.remote.fetch_many(&wanted) {
+            Ok((hits, moved)) => {
+                self.count(moved);
+                hits
+            }
+            Err(e) => {
+                self.read_failed(e);
+                return;
+            }
+        };
+        for (key, hit) in wanted.into_iter().zip(hits) {
+            match self.usable(hit) {
+                Some(hit) => {
+                    self.keep(&key, &hit);
+                    lock(&self.prefetched).insert(key, hit);
+                }
+                None => {
+                    lock(&self.absent).insert(key);
+                }
+            }
+        }
+    }
+
+    /// A hit of a shared kind; another kind is a miss.
+    fn usable(&self, hit: Option<Hit>) -> Option<Hit> {
+        hit.filter(|h| self.shared.contains(&h.record.kind.name))
+    }
+
+    /// Gradle's rule: a remote that failed once is not asked again this
+    /// run (a dead server would cost a timeout per step).
+    fn read_failed(&self, e: RemoteError) {
+        self.reads_off.store(true, Ordering::SeqCst);
+        self.writes_off.store(true, Ordering::SeqCst);
+        self.warn(format!(
+            "the remote cache {} failed, going on without it: {e}",
+            self.remote.describe()
+        ));
+    }
+
+    /// Writes a remote hit into the local store: blobs first, then the
+    /// record, as `Store::record` does. A local write failure costs only
+    /// the next run's lookup.
+    fn keep(&self, key: &Digest, hit: &Hit) {
         let stored = hit
             .outputs
             .iter()
@@ -282,7 +367,6 @@ impl Tiered {
         if stored {
             let _ = self.local.put_step(key, &hit.record);
         }
-        Some(hit)
     }
 }
 
@@ -374,10 +458,18 @@ impl Store for Tiered {
     }
 
     fn lookup_shared(&self, key: &Digest) -> Result<Option<Hit>> {
+        if let Some(hit) = lock(&self.prefetched).remove(key) {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+            return Ok(Some(hit));
+        }
         match self.local.lookup(key)? {
             Some(hit) => Ok(Some(hit)),
             None => Ok(self.fetch(key)),
         }
+    }
+
+    fn prefetch_shared(&self, keys: &[Digest]) {
+        self.prefetch(keys);
     }
 }
 
@@ -478,5 +570,34 @@ mod tests {
         assert_eq!(remote.calls.load(Ordering::SeqCst), 1);
         assert!(t.take_warning().unwrap().contains("connection refused"));
         assert_eq!(t.take_warning(), None);
+    }
+
+    #[test]
+    fn a_prefetched_key_is_asked_for_once_and_counted_when_looked_up() {
+        let remote = Arc::new(Fake::default());
+        let a = tiered(&remote, true);
+        let (hit, gone, local) = (Digest::of(b"hit"), Digest::of(b"gone"), Digest::of(b"l"));
+        let step = RecordKind::new("step", 1);
+        a.record(&hit, &step, &[("o", b"out")], b"").unwrap();
+        a.upload_pending();
+        let b = tiered(&remote, true);
+        b.local.record(&local, &step, &[], b"").unwrap();
+        b.prefetch_shared(&[hit, gone, local, hit]);
+        assert_eq!(
+            remote.calls.load(Ordering::SeqCst),
+            2,
+            "each key the local store lacks, once"
+        );
+        assert_eq!(b.stats().hits, 0, "counted at the lookup");
+        assert_eq!(b.lookup_shared(&hit).unwrap().unwrap().outputs, [b"out"]);
+        assert!(b.lookup_shared(&gone).unwrap().is_none());
+        assert!(b.lookup_shared(&local).unwrap().is_some());
+        assert_eq!(
+            remote.calls.load(Ordering::SeqCst),
+            2,
+            "nothing asked twice"
+        );
+        assert_eq!((b.stats().hits, b.stats().misses), (1, 1));
+        assert!(b.local.lookup(&hit).unwrap().is_some(), "kept locally");
     }
 }

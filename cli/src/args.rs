@@ -424,10 +424,11 @@ pub struct RenderArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct RemoteArgs {
     /// A shared remote cache, read through on a local miss and written
-    /// after a successful render: `grpc://HOST:PORT` (the Remote Execution
-    /// API: BuildGrid, Buildbarn, BuildBuddy, bazel-remote...) or
-    /// `http://[USER:PASSWORD@]HOST:PORT[/PREFIX]` (Bazel's HTTP cache
-    /// protocol: nginx WebDAV, bazel-remote). It never fails a render.
+    /// after a successful render: `grpc://HOST:PORT` or `grpcs://` (the
+    /// Remote Execution API: BuildGrid, Buildbarn, BuildBuddy,
+    /// bazel-remote...) or `http://[USER:PASSWORD@]HOST:PORT[/PREFIX]` or
+    /// `https://` (Bazel's HTTP cache protocol: nginx WebDAV,
+    /// bazel-remote). It never fails a render.
     #[arg(
         long = "remote-cache",
         env = "KRMGRAPH_REMOTE_CACHE",
@@ -466,6 +467,15 @@ pub struct RemoteArgs {
     /// (and the remote is left alone for the rest of the run).
     #[arg(long = "remote-timeout", env = "KRMGRAPH_REMOTE_TIMEOUT", value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub remote_timeout: std::time::Duration,
+
+    /// A PEM file of CA certificates to trust, besides the system's, for
+    /// a `grpcs://` or `https://` remote cache (a private CA).
+    #[arg(
+        long = "remote-tls-ca",
+        env = "KRMGRAPH_REMOTE_TLS_CA",
+        value_name = "FILE"
+    )]
+    pub remote_tls_ca: Option<std::path::PathBuf>,
 }
 
 /// Flags of `krmgraph watch`: those of an in-place `render`, and how long

@@ -33,6 +33,7 @@ fn client(args: &RemoteArgs) -> Option<Result<Client, String>> {
         instance: args.remote_instance_name.clone(),
         headers,
         timeout: args.remote_timeout,
+        tls_ca: args.remote_tls_ca.clone(),
     };
     Some(Client::open(url, &options))
 }

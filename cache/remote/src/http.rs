@@ -23,7 +23,7 @@ use crate::{proto, Options};
 const HEAD_FROM: usize = 512;
 /// Parallel uploads.
 const UPLOADERS: usize = 8;
-/// Parallel blob reads of one record.
+/// Parallel reads (action results, blobs, chunks).
 const FETCHERS: usize = 8;
 
 /// A Bazel HTTP cache.
@@ -36,8 +36,8 @@ pub struct Http {
     present: Mutex<HashSet<String>>,
 }
 
-/// The bytes of a record's blobs, in the order its action result names them.
-type Blobs = Vec<Vec<u8>>;
+/// Bodies of `GET`s, in request order, `None` for a miss.
+type Bodies = Vec<Option<Vec<u8>>>;
 
 /// A response: the status and, for a 200 to a GET, the body.
 struct Answer {
@@ -47,7 +47,12 @@ struct Answer {
 
 impl Http {
     /// A client of `url` (`http://[user:password@]host[:port][/prefix]`).
-    pub fn new(url: &str, options: &Options) -> Result<Http, String> {
+    /// `tls`: how to check an `https://` server.
+    pub fn new(
+        url: &str,
+        options: &Options,
+        tls: Option<ureq::tls::TlsConfig>,
+    ) -> Result<Http, String> {
         let (base, userinfo) = split_userinfo(url);
         let base = base.trim_end_matches('/').to_owned();
         let mut headers = options.headers.clone();
@@ -56,6 +61,7 @@ impl Http {
             headers.push(("Authorization".into(), format!("Basic {token}")));
         }
         let config = ureq::Agent::config_builder()
+            .tls_config(tls.unwrap_or_default())
             .timeout_global(Some(options.timeout))
             .http_status_as_error(false)
             // One kept-alive connection per uploader or fetcher thread.
@@ -166,32 +172,27 @@ impl Http {
 }
 
 impl Http {
-    /// `GET`s of the blobs `digests` names, up to [`FETCHERS`] at a time
-    /// (else a hit is one round trip per blob, one after another), in
-    /// `digests` order, and the bytes received. `None` when the server
-    /// lacks one; the first failure is the error. Once one is missing or
-    /// fails, the rest are not asked for.
-    fn get_blobs(&self, digests: &[proto::Digest]) -> Result<(Option<Blobs>, u64), RemoteError> {
+    /// `GET`s of `paths`, up to [`FETCHERS`] at a time (else a hit is one
+    /// round trip per blob, one after another), in `paths` order, `None`
+    /// for those the server lacks; and the bytes received. The first
+    /// failure is the error, after which the rest are not asked for.
+    fn get_many(&self, paths: &[String]) -> Result<(Bodies, u64), RemoteError> {
         let next = AtomicUsize::new(0);
         let stop = AtomicBool::new(false);
-        let missing = AtomicBool::new(false);
         let down = AtomicU64::new(0);
-        let got: Mutex<Vec<Vec<u8>>> = Mutex::new(vec![Vec::new(); digests.len()]);
+        let got: Mutex<Bodies> = Mutex::new(vec![None; paths.len()]);
         let failure: Mutex<Option<RemoteError>> = Mutex::default();
         let work = || {
             while !stop.load(Ordering::Relaxed) {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(d) = digests.get(i) else {
+                let Some(path) = paths.get(i) else {
                     return;
                 };
-                match self.get(&format!("cas/{}", d.hash)) {
-                    Ok(Some(blob)) => {
-                        down.fetch_add(blob.len() as u64, Ordering::Relaxed);
-                        lock(&got)[i] = blob;
-                    }
-                    Ok(None) => {
-                        missing.store(true, Ordering::Relaxed);
-                        stop.store(true, Ordering::Relaxed);
+                match self.get(path) {
+                    Ok(body) => {
+                        let n = body.as_ref().map_or(0, Vec::len);
+                        down.fetch_add(n as u64, Ordering::Relaxed);
+                        lock(&got)[i] = body;
                     }
                     Err(e) => {
                         lock(&failure).get_or_insert(e);
@@ -201,7 +202,7 @@ impl Http {
             }
         };
         std::thread::scope(|s| {
-            for _ in 1..FETCHERS.min(digests.len()) {
+            for _ in 1..FETCHERS.min(paths.len()) {
                 s.spawn(work);
             }
             work();
@@ -209,14 +210,8 @@ impl Http {
         if let Some(e) = lock(&failure).take() {
             return Err(e);
         }
-        let down = down.into_inner();
-        if missing.into_inner() {
-            return Ok((None, down));
-        }
-        Ok((
-            Some(got.into_inner().unwrap_or_else(|e| e.into_inner())),
-            down,
-        ))
+        let got = got.into_inner().unwrap_or_else(|e| e.into_inner());
+        Ok((got, down.into_inner()))
     }
 }
 
@@ -241,28 +236,43 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 impl krmgraph_cache::Remote for Http {
     fn fetch(&self, key: &Digest) -> Result<(Option<Hit>, Moved), RemoteError> {
+        let (mut hits, moved) = self.fetch_many(std::slice::from_ref(key))?;
+        Ok((hits.pop().flatten(), moved))
+    }
+
+    /// The action results in parallel, then the blobs all of them name,
+    /// then the chunks (each round up to [`FETCHERS`] `GET`s at a time).
+    fn fetch_many(&self, keys: &[Digest]) -> Result<(Vec<Option<Hit>>, Moved), RemoteError> {
         let f = DigestFn::Sha256;
-        let ac = mapping::action_key(f, key);
-        let Some(body) = self.get(&format!("ac/{}", ac.hash))? else {
-            return Ok((None, Moved::default()));
-        };
-        let result = mapping::decode_result(&body)?;
-        let mut down = body.len() as u64;
-        // A blob the server lacks makes the record a miss; every blob it
-        // sent is checked against its digest by read_record.
-        let hit = mapping::read_record(f, &result, &mut |digests| {
-            let (blobs, n) = self.get_blobs(digests)?;
+        let paths: Vec<String> = keys
+            .iter()
+            .map(|key| format!("ac/{}", mapping::action_key(f, key).hash))
+            .collect();
+        let (bodies, mut down) = self.get_many(&paths)?;
+        let results = bodies
+            .iter()
+            .map(|body| body.as_deref().map(mapping::decode_result).transpose())
+            .collect::<Result<Vec<_>, _>>()?;
+        let found: Vec<proto::ActionResult> = results.iter().flatten().cloned().collect();
+        // A blob the server lacks makes its record a miss; every blob it
+        // sent is checked against its digest by read_records.
+        let mut read = mapping::read_records(f, &found, &mut |digests| {
+            let paths: Vec<String> = digests.iter().map(|d| format!("cas/{}", d.hash)).collect();
+            let (blobs, n) = self.get_many(&paths)?;
             down += n;
-            let Some(blobs) = blobs else {
-                return Ok(vec![None; digests.len()]);
-            };
             // On the server: the records this run writes (an edit's
             // ancestors, which hold these chunks) need not send them.
             // Bytes that turn out wrong turn the remote off for the run.
-            lock(&self.present).extend(digests.iter().map(|d| d.hash.clone()));
-            Ok(blobs.into_iter().map(Some).collect())
-        })?;
-        Ok((hit, Moved { down, up: 0 }))
+            let found = digests.iter().zip(&blobs).filter(|(_, b)| b.is_some());
+            lock(&self.present).extend(found.map(|(d, _)| d.hash.clone()));
+            Ok(blobs)
+        })?
+        .into_iter();
+        let hits = results
+            .iter()
+            .map(|result| result.as_ref().and_then(|_| read.next().flatten()))
+            .collect();
+        Ok((hits, Moved { down, up: 0 }))
     }
 
     fn upload(&self, uploads: &[Upload]) -> Result<Moved, RemoteError> {

@@ -9,6 +9,7 @@
 //! | `reapi` | the Remote Execution API v2 client (`grpc://`): ActionCache, CAS, ByteStream, Capabilities |
 //! | `http` | Bazel's HTTP cache protocol (`http://`): `GET`/`PUT`/`HEAD` on `ac/` and `cas/` |
 //! | `proto` | the REAPI messages used, written out with prost's derive |
+//! | `tls` | the roots a `grpcs://` or `https://` server is checked against |
 //!
 //! `docs/remote-cache.md` has the mapping and the failure rules.
 
@@ -19,7 +20,9 @@ mod http;
 mod mapping;
 mod proto;
 mod reapi;
+mod tls;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,6 +37,9 @@ pub struct Options {
     pub headers: Vec<(String, String)>,
     /// How long one request may take (`--remote-timeout`).
     pub timeout: Duration,
+    /// A PEM file of CA certificates trusted besides the system's, for
+    /// `grpcs://` and `https://` (`--remote-tls-ca`).
+    pub tls_ca: Option<PathBuf>,
 }
 
 /// A configured remote cache.
@@ -45,27 +51,30 @@ pub enum Client {
 }
 
 impl Client {
-    /// The client for `url`: `grpc://host:port` or `http://host[:port][/prefix]`.
-    /// The error says why the URL cannot be used.
+    /// The client for `url`: `grpc[s]://host:port` or
+    /// `http[s]://host[:port][/prefix]`. The error says why the URL (or
+    /// the TLS roots) cannot be used.
     pub fn open(url: &str, options: &Options) -> Result<Client, String> {
         let Some((scheme, rest)) = url.split_once("://") else {
             return Err(format!(
-                "--remote-cache `{}`: not a URL (grpc://host:port or http://host:port/prefix)",
+                "--remote-cache `{}`: not a URL (grpc[s]://host:port or http[s]://host:port/prefix)",
                 redact(url)
             ));
         };
+        let roots = || tls::Roots::load(options.tls_ca.as_deref());
         match scheme {
-            "grpc" => {
-                let shown = format!("grpc://{rest}");
-                reapi::Reapi::new(&format!("http://{rest}"), &shown, options).map(Client::Reapi)
+            "grpc" | "grpcs" => {
+                let shown = format!("{scheme}://{rest}");
+                let (uri, tls) = match scheme {
+                    "grpcs" => (format!("https://{rest}"), Some(roots()?.grpc())),
+                    _ => (format!("http://{rest}"), None),
+                };
+                reapi::Reapi::new(&uri, &shown, options, tls).map(Client::Reapi)
             }
-            "http" => http::Http::new(url, options).map(Client::Http),
-            "grpcs" | "https" => Err(format!(
-                "--remote-cache `{}`: TLS ({scheme}://) is not built into this krmgraph yet; use a plain-text endpoint or a TLS-terminating proxy",
-                redact(url)
-            )),
+            "http" => http::Http::new(url, options, None).map(Client::Http),
+            "https" => http::Http::new(url, options, Some(roots()?.http())).map(Client::Http),
             _ => Err(format!(
-                "--remote-cache `{}`: the scheme must be grpc:// or http://",
+                "--remote-cache `{}`: the scheme must be grpc://, grpcs://, http:// or https://",
                 redact(url)
             )),
         }
@@ -123,10 +132,11 @@ mod tests {
             instance: String::new(),
             headers: vec![],
             timeout: Duration::from_secs(1),
+            tls_ca: None,
         };
         let err = Client::open("ftp://u:pw@h/x", &options).err().unwrap();
         assert!(
-            err.contains("grpc:// or http://") && !err.contains("pw"),
+            err.contains("grpc://, grpcs://, http:// or https://") && !err.contains("pw"),
             "{err}"
         );
     }

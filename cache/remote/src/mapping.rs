@@ -178,114 +178,168 @@ pub fn action_result<'a>(
 pub type Fetch<'f> = dyn FnMut(&[proto::Digest]) -> Result<Vec<Option<Vec<u8>>>, RemoteError> + 'f;
 
 /// The record an action result holds, reading the blobs it names with
-/// `fetch`: first the record and the outputs' blobs or manifests, then
-/// the manifests' chunks. `Ok(None)` is a miss (a blob is gone); bytes
-/// that do not match their digest, or a result, manifest or record that
-/// does not decode, are errors.
-pub fn read_record(
+/// `fetch` ([`read_records`] of one result).
+#[cfg(test)]
+fn read_record(
     f: DigestFn,
     result: &proto::ActionResult,
     fetch: &mut Fetch<'_>,
 ) -> Result<Option<Hit>, RemoteError> {
-    let files: Vec<(&str, &proto::Digest)> = result
-        .output_files
-        .iter()
-        .filter_map(|file| Some((file.path.as_str(), file.digest.as_ref()?)))
-        .collect();
-    let digests: Vec<proto::Digest> = files.iter().map(|(_, d)| (*d).clone()).collect();
-    let Some(named) = checked(f, &digests, fetch(&digests)?)? else {
-        return Ok(None);
-    };
-    let mut by_path: HashMap<&str, Vec<u8>> =
-        files.iter().map(|(path, _)| *path).zip(named).collect();
-    let bad = |what: &str| RemoteError::new(format!("the action result {what}"));
-    let record = by_path.get(RECORD).ok_or_else(|| bad("names no record"))?;
-    let record =
-        StepRecord::decode(record).map_err(|e| bad(&format!("holds a bad record: {e}")))?;
-    let Some(mut chunked) = read_chunks(f, &by_path, fetch)? else {
-        return Ok(None);
-    };
-    let mut outputs = Vec::with_capacity(record.outputs.len());
-    for output in &record.outputs {
-        let name = |prefix: &str| format!("{prefix}{}", output.digest);
-        let packed = match by_path.remove(name(DEFLATE_PREFIX).as_str()) {
-            Some(packed) => Some(
-                inflated(&packed, output.size)
-                    .ok_or_else(|| bad("has a deflated blob that does not inflate"))?,
-            ),
-            None => None,
-        };
-        let bytes = packed
-            .or_else(|| by_path.remove(name(BLOB_PREFIX).as_str()))
-            .or_else(|| chunked.remove(&name(CHUNKS_PREFIX)))
-            .ok_or_else(|| bad("lacks a blob its record names"))?;
-        if bytes.len() as u64 != output.size || Digest::of(&bytes) != output.digest {
-            return Err(bad("has a blob that is not the one its record names"));
-        }
-        outputs.push(bytes);
-    }
-    Ok(Some(Hit { record, outputs }))
+    let mut hits = read_records(f, std::slice::from_ref(result), fetch)?;
+    Ok(hits.pop().flatten())
 }
 
-/// The outputs named by manifest (`chunks/<blake3>` in `by_path`), put
-/// together from their chunks, by path; `None` when a chunk is gone.
-fn read_chunks(
+/// The records the action results hold, in order, reading the blobs they
+/// name with `fetch` in two rounds shared by all of them: first the
+/// records and the outputs' blobs or manifests, then the manifests'
+/// chunks, each distinct digest once a round. A record one of whose
+/// blobs or chunks is gone is `None` (a miss); bytes that do not match
+/// their digest, or a manifest or record that does not decode, are errors.
+pub fn read_records(
     f: DigestFn,
-    by_path: &HashMap<&str, Vec<u8>>,
+    results: &[proto::ActionResult],
     fetch: &mut Fetch<'_>,
-) -> Result<Option<HashMap<String, Vec<u8>>>, RemoteError> {
-    let mut manifests = Vec::new();
-    for (path, bytes) in by_path.iter() {
-        if !path.starts_with(CHUNKS_PREFIX) {
-            continue;
-        }
-        let name = (*path).to_owned();
-        let chunks = chunks::decode(bytes)
-            .ok_or_else(|| RemoteError::new("a chunk manifest does not decode"))?;
-        manifests.push((name, chunks));
-    }
-    if manifests.is_empty() {
-        return Ok(Some(HashMap::new()));
-    }
-    // Each distinct chunk is read once, however often the outputs hold it.
-    let mut wanted: Vec<proto::Digest> = manifests.iter().flat_map(|(_, c)| c.clone()).collect();
-    wanted.sort_by(|a, b| a.hash.cmp(&b.hash));
-    wanted.dedup();
-    let Some(read) = checked(f, &wanted, fetch(&wanted)?)? else {
-        return Ok(None);
-    };
-    let by_digest: HashMap<&proto::Digest, Vec<u8>> = wanted.iter().zip(read).collect();
-    let outputs = manifests
-        .into_iter()
-        .map(|(name, chunks)| {
-            let bytes = chunks.iter().flat_map(|c| by_digest[c].iter().copied());
-            (name, bytes.collect())
+) -> Result<Vec<Option<Hit>>, RemoteError> {
+    let files: Vec<Vec<(&str, &proto::Digest)>> = results
+        .iter()
+        .map(|result| {
+            let named = result.output_files.iter();
+            named
+                .filter_map(|file| Some((file.path.as_str(), file.digest.as_ref()?)))
+                .collect()
         })
         .collect();
-    Ok(Some(outputs))
+    let named = read_round(f, files.iter().flatten().map(|(_, d)| *d), fetch)?;
+    let mut readings = Vec::with_capacity(files.len());
+    for files in &files {
+        let blobs: Option<HashMap<&str, Vec<u8>>> = files
+            .iter()
+            .map(|(path, d)| Some((*path, named.get(*d)?.clone())))
+            .collect();
+        readings.push(blobs.map(Reading::new).transpose()?);
+    }
+    let wanted = readings.iter().flatten().flat_map(Reading::chunks);
+    let chunks = read_round(f, wanted, fetch)?;
+    let mut hits = Vec::with_capacity(readings.len());
+    for reading in readings {
+        hits.push(match reading {
+            Some(reading) => reading.finish(&chunks)?,
+            None => None,
+        });
+    }
+    Ok(hits)
 }
 
-/// `blobs` read for `digests`, each checked against its digest; `None`
-/// when one is missing.
-fn checked(
+/// The blobs of `digests` the server has, each distinct one read once
+/// and checked against its digest.
+fn read_round<'d>(
     f: DigestFn,
-    digests: &[proto::Digest],
-    blobs: Vec<Option<Vec<u8>>>,
-) -> Result<Option<Vec<Vec<u8>>>, RemoteError> {
-    if blobs.len() != digests.len() || blobs.iter().any(Option::is_none) {
-        return Ok(None);
+    digests: impl Iterator<Item = &'d proto::Digest>,
+    fetch: &mut Fetch<'_>,
+) -> Result<HashMap<proto::Digest, Vec<u8>>, RemoteError> {
+    let mut wanted: Vec<proto::Digest> = digests.cloned().collect();
+    wanted.sort_by(|a, b| a.hash.cmp(&b.hash).then(a.size_bytes.cmp(&b.size_bytes)));
+    wanted.dedup();
+    if wanted.is_empty() {
+        return Ok(HashMap::new());
     }
-    let mut out = Vec::with_capacity(blobs.len());
-    for (want, bytes) in digests.iter().zip(blobs.into_iter().flatten()) {
-        if f.digest(&bytes) != *want {
+    let blobs = fetch(&wanted)?;
+    if blobs.len() != wanted.len() {
+        return Ok(HashMap::new());
+    }
+    let mut read = HashMap::with_capacity(wanted.len());
+    for (want, bytes) in wanted.into_iter().zip(blobs) {
+        let Some(bytes) = bytes else { continue };
+        if f.digest(&bytes) != want {
             return Err(RemoteError::new(format!(
                 "blob {}/{} has other bytes than its digest says",
                 want.hash, want.size_bytes
             )));
         }
-        out.push(bytes);
+        read.insert(want, bytes);
     }
-    Ok(Some(out))
+    Ok(read)
+}
+
+/// A record whose first round is read: its blobs by path, the record
+/// decoded, and the chunks its manifests name.
+struct Reading<'a> {
+    by_path: HashMap<&'a str, Vec<u8>>,
+    record: StepRecord,
+    manifests: Vec<(String, Vec<proto::Digest>)>,
+}
+
+fn bad(what: &str) -> RemoteError {
+    RemoteError::new(format!("the action result {what}"))
+}
+
+impl<'a> Reading<'a> {
+    fn new(by_path: HashMap<&'a str, Vec<u8>>) -> Result<Reading<'a>, RemoteError> {
+        let record = by_path.get(RECORD).ok_or_else(|| bad("names no record"))?;
+        let record =
+            StepRecord::decode(record).map_err(|e| bad(&format!("holds a bad record: {e}")))?;
+        let mut manifests = Vec::new();
+        for (path, bytes) in &by_path {
+            if !path.starts_with(CHUNKS_PREFIX) {
+                continue;
+            }
+            let chunks = chunks::decode(bytes)
+                .ok_or_else(|| RemoteError::new("a chunk manifest does not decode"))?;
+            manifests.push(((*path).to_owned(), chunks));
+        }
+        Ok(Reading {
+            by_path,
+            record,
+            manifests,
+        })
+    }
+
+    /// The chunks the second round reads for this record.
+    fn chunks(&self) -> impl Iterator<Item = &proto::Digest> {
+        self.manifests.iter().flat_map(|(_, chunks)| chunks)
+    }
+
+    /// The record with its outputs, put together from `chunks` where a
+    /// manifest names them; `None` when a chunk is gone.
+    fn finish(
+        mut self,
+        chunks: &HashMap<proto::Digest, Vec<u8>>,
+    ) -> Result<Option<Hit>, RemoteError> {
+        let mut chunked = HashMap::new();
+        for (name, parts) in &self.manifests {
+            let mut bytes = Vec::new();
+            for part in parts {
+                let Some(chunk) = chunks.get(part) else {
+                    return Ok(None);
+                };
+                bytes.extend_from_slice(chunk);
+            }
+            chunked.insert(name.as_str(), bytes);
+        }
+        let mut outputs = Vec::with_capacity(self.record.outputs.len());
+        for output in &self.record.outputs {
+            let name = |prefix: &str| format!("{prefix}{}", output.digest);
+            let packed = match self.by_path.remove(name(DEFLATE_PREFIX).as_str()) {
+                Some(packed) => Some(
+                    inflated(&packed, output.size)
+                        .ok_or_else(|| bad("has a deflated blob that does not inflate"))?,
+                ),
+                None => None,
+            };
+            let bytes = packed
+                .or_else(|| self.by_path.remove(name(BLOB_PREFIX).as_str()))
+                .or_else(|| chunked.remove(name(CHUNKS_PREFIX).as_str()))
+                .ok_or_else(|| bad("lacks a blob its record names"))?;
+            if bytes.len() as u64 != output.size || Digest::of(&bytes) != output.digest {
+                return Err(bad("has a blob that is not the one its record names"));
+            }
+            outputs.push(bytes);
+        }
+        Ok(Some(Hit {
+            record: self.record,
+            outputs,
+        }))
+    }
 }
 
 /// Decodes an action result, as an error if it is not one.
@@ -383,6 +437,38 @@ mod tests {
             wrong.insert(blobs[1].digest.clone(), b"kind: Secret\n".to_vec());
             assert!(read_record(f, &result, &mut reader(&wrong)).is_err());
         }
+    }
+
+    #[test]
+    fn records_read_together_share_two_rounds_and_a_gone_blob_misses_one() {
+        let f = DigestFn::Sha256;
+        let first = upload();
+        let mut second = upload();
+        second.key = Digest::of(b"other");
+        second.record.meta = b"other".to_vec();
+        let encoded = [first.record.encode(), second.record.encode()];
+        let (r1, b1) = action_result(f, &first, &encoded[0]);
+        let (r2, b2) = action_result(f, &second, &encoded[1]);
+        let mut server: HashMap<proto::Digest, Vec<u8>> = b1
+            .iter()
+            .chain(&b2)
+            .map(|b| (b.digest.clone(), b.data.to_vec()))
+            .collect();
+        let mut rounds = Vec::new();
+        let mut fetch = |digests: &[proto::Digest]| {
+            rounds.push(digests.len());
+            Ok(digests.iter().map(|d| server.get(d).cloned()).collect())
+        };
+        let hits = read_records(f, &[r1.clone(), r2.clone()], &mut fetch).unwrap();
+        assert_eq!(hits[0].as_ref().unwrap().outputs, first.outputs);
+        assert_eq!(hits[1].as_ref().unwrap().outputs, second.outputs);
+        // Two records, the same outputs: their blobs and chunks once each.
+        let chunks: std::collections::HashSet<_> = b1[3..].iter().map(|b| &b.digest).collect();
+        let chunks = chunks.len();
+        assert_eq!(rounds, [4, chunks], "records, shared blobs; then chunks");
+        server.remove(&b2[0].digest);
+        let hits = read_records(f, &[r1, r2], &mut reader(&server)).unwrap();
+        assert!(hits[0].is_some() && hits[1].is_none());
     }
 
     #[test]

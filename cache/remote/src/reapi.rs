@@ -37,6 +37,9 @@ const WRITE: &str = "/google.bytestream.ByteStream/Write";
 const DEFAULT_BATCH: usize = 4 << 20;
 /// What a request adds to its blobs' bytes, at most, per blob.
 const PER_BLOB: usize = 200;
+/// Calls in flight at once: servers limit concurrent calls (BuildGrid
+/// answers `RESOURCE_EXHAUSTED` above its limit).
+const CONCURRENT: usize = 8;
 /// ByteStream chunk size.
 const CHUNK: usize = 1 << 20;
 
@@ -56,6 +59,10 @@ pub struct Reapi {
     headers: Vec<(AsciiMetadataKey, AsciiMetadataValue)>,
     timeout: Duration,
     caps: OnceLock<Result<Caps, RemoteError>>,
+    /// Capabilities asked as the client is made: the connection (and its
+    /// TLS handshake) and this first call overlap the render's own work
+    /// before its first lookup.
+    asked: Mutex<Option<tokio::task::JoinHandle<Result<Caps, RemoteError>>>>,
     /// Blobs this process knows the server has.
     present: Mutex<std::collections::HashSet<proto::Digest>>,
 }
@@ -75,9 +82,15 @@ fn status_error(s: &tonic::Status) -> RemoteError {
 }
 
 impl Reapi {
-    /// A client of the server at `http_uri` (`http://host:port`), shown as
-    /// `shown`.
-    pub fn new(http_uri: &str, shown: &str, options: &Options) -> Result<Reapi, String> {
+    /// A client of the server at `http_uri` (`http://host:port`, or
+    /// `https://` with `tls`), shown as `shown`.
+    /// `tls`: how to check the server (`https://` URIs).
+    pub fn new(
+        http_uri: &str,
+        shown: &str,
+        options: &Options,
+        tls: Option<tonic::transport::ClientTlsConfig>,
+    ) -> Result<Reapi, String> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("krmgraph-remote")
@@ -88,6 +101,12 @@ impl Reapi {
             .map_err(|e| format!("bad remote cache URL `{shown}`: {e}"))?
             .connect_timeout(options.timeout)
             .tcp_nodelay(true);
+        let endpoint = match tls {
+            Some(tls) => endpoint
+                .tls_config(tls)
+                .map_err(|e| format!("TLS for `{shown}`: {e}"))?,
+            None => endpoint,
+        };
         let channel = {
             let _entered = rt.enter();
             endpoint.connect_lazy()
@@ -100,6 +119,12 @@ impl Reapi {
                 .map_err(|_| format!("--remote-header: the value of `{name}` is not ASCII"))?;
             headers.push((key, value));
         }
+        let asked = rt.spawn(capabilities(
+            channel.clone(),
+            headers.clone(),
+            options.instance.clone(),
+            options.timeout,
+        ));
         Ok(Reapi {
             rt,
             channel,
@@ -108,6 +133,7 @@ impl Reapi {
             headers,
             timeout: options.timeout,
             caps: OnceLock::new(),
+            asked: Mutex::new(Some(asked)),
             present: Mutex::default(),
         })
     }
@@ -166,33 +192,18 @@ impl Reapi {
         }
     }
 
-    /// The digest function and batch limit, asked once.
+    /// The digest function and batch limit, asked once (when the client
+    /// was made).
     fn caps(&self) -> Result<Caps, RemoteError> {
         self.caps
             .get_or_init(|| {
-                let request = proto::GetCapabilitiesRequest {
-                    instance_name: self.instance.clone(),
+                let asked = self.asked.lock().ok().and_then(|mut a| a.take());
+                let Some(asked) = asked else {
+                    return Err(RemoteError::new("Capabilities were not asked"));
                 };
-                let caps: proto::ServerCapabilities =
-                    self.block(self.unary(CAPABILITIES, request))?;
-                let cache = caps.cache_capabilities.unwrap_or_default();
-                let digest = if cache.digest_functions.contains(&proto::BLAKE3) {
-                    DigestFn::Blake3
-                } else if cache.digest_functions.contains(&proto::SHA256)
-                    || cache.digest_functions.is_empty()
-                {
-                    DigestFn::Sha256
-                } else {
-                    return Err(RemoteError::new(format!(
-                        "the server offers neither SHA256 nor BLAKE3 (digest functions {:?})",
-                        cache.digest_functions
-                    )));
-                };
-                let max_batch = match usize::try_from(cache.max_batch_total_size_bytes) {
-                    Ok(0) | Err(_) => DEFAULT_BATCH,
-                    Ok(n) => n,
-                };
-                Ok(Caps { digest, max_batch })
+                // Bounded by the call's own timeout; this one only
+                // guards against a runtime gone.
+                self.block(async { asked.await.map_err(error)? })
             })
             .clone()
     }
@@ -223,61 +234,75 @@ impl Reapi {
         }
     }
 
-    /// The bytes of `digests`, `None` for those the server lacks.
+    /// The bytes of `digests`, `None` for those the server lacks: the
+    /// batches (under the server's limit) and the ByteStream reads (above
+    /// it) at once.
     async fn read_blobs(
         &self,
         caps: Caps,
         digests: &[proto::Digest],
     ) -> Result<Vec<Option<Vec<u8>>>, RemoteError> {
-        let mut out = vec![None; digests.len()];
-        let mut batch: Vec<usize> = Vec::new();
+        let mut batches: Vec<Vec<usize>> = vec![Vec::new()];
+        let mut streamed = Vec::new();
         let mut batch_bytes = 0;
         for (i, d) in digests.iter().enumerate() {
             let size = usize::try_from(d.size_bytes).unwrap_or(usize::MAX);
             if size + PER_BLOB > caps.max_batch {
-                out[i] = self.read_stream(d).await?;
+                streamed.push(i);
                 continue;
             }
             if batch_bytes + size + PER_BLOB > caps.max_batch {
-                self.read_batch(caps, digests, &std::mem::take(&mut batch), &mut out)
-                    .await?;
+                batches.push(Vec::new());
                 batch_bytes = 0;
             }
-            batch.push(i);
+            batches.last_mut().into_iter().for_each(|b| b.push(i));
             batch_bytes += size + PER_BLOB;
         }
-        self.read_batch(caps, digests, &batch, &mut out).await?;
+        let reads = batches
+            .iter()
+            .filter(|batch| !batch.is_empty())
+            .map(|batch| self.read_batch(caps, digests, batch));
+        let streams = streamed.iter().map(|&i| async move {
+            let bytes = self.read_stream(&digests[i]).await?;
+            Ok::<_, RemoteError>(vec![(i, bytes)])
+        });
+        let (read, streamed) = futures_util::future::try_join(
+            futures_util::future::try_join_all(reads),
+            futures_util::future::try_join_all(streams),
+        )
+        .await?;
+        let mut out = vec![None; digests.len()];
+        for (i, bytes) in read.into_iter().chain(streamed).flatten() {
+            out[i] = bytes;
+        }
         Ok(out)
     }
 
+    /// One `BatchReadBlobs` of `digests[i]` for each `i` of `batch`: the
+    /// bytes by index.
     async fn read_batch(
         &self,
         caps: Caps,
         digests: &[proto::Digest],
         batch: &[usize],
-        out: &mut [Option<Vec<u8>>],
-    ) -> Result<(), RemoteError> {
-        if batch.is_empty() {
-            return Ok(());
-        }
+    ) -> Result<Vec<(usize, Option<Vec<u8>>)>, RemoteError> {
         let request = proto::BatchReadBlobsRequest {
             instance_name: self.instance.clone(),
             digests: batch.iter().map(|&i| digests[i].clone()).collect(),
             digest_function: caps.digest.value(),
         };
         let response: proto::BatchReadBlobsResponse = self.unary(BATCH_READ, request).await?;
+        let mut by_digest = std::collections::HashMap::new();
         for r in response.responses {
             let ok = r.status.as_ref().is_none_or(|s| s.code == 0);
-            let Some(d) = r.digest.filter(|_| ok) else {
-                continue;
-            };
-            for &i in batch {
-                if digests[i] == d {
-                    out[i] = Some(r.data.clone());
-                }
+            if let Some(d) = r.digest.filter(|_| ok) {
+                by_digest.insert(d, r.data);
             }
         }
-        Ok(())
+        Ok(batch
+            .iter()
+            .map(|&i| (i, by_digest.get(&digests[i]).cloned()))
+            .collect())
     }
 
     async fn read_stream(&self, d: &proto::Digest) -> Result<Option<Vec<u8>>, RemoteError> {
@@ -451,6 +476,58 @@ impl Reapi {
     }
 }
 
+/// What the server's Capabilities say (`GetCapabilities`, once per
+/// client), within `timeout`.
+async fn capabilities(
+    channel: Channel,
+    headers: Vec<(AsciiMetadataKey, AsciiMetadataValue)>,
+    instance: String,
+    timeout: Duration,
+) -> Result<Caps, RemoteError> {
+    let call = async {
+        let mut grpc = tonic::client::Grpc::new(channel);
+        grpc.ready().await.map_err(error)?;
+        let mut request = tonic::Request::new(proto::GetCapabilitiesRequest {
+            instance_name: instance,
+        });
+        for (key, value) in headers {
+            request.metadata_mut().insert(key, value);
+        }
+        let codec = tonic_prost::ProstCodec::<
+            proto::GetCapabilitiesRequest,
+            proto::ServerCapabilities,
+        >::default();
+        grpc.unary(request, PathAndQuery::from_static(CAPABILITIES), codec)
+            .await
+            .map(tonic::Response::into_inner)
+            .map_err(|s| status_error(&s))
+    };
+    let caps = match tokio::time::timeout(timeout, call).await {
+        Ok(caps) => caps?,
+        Err(_) => {
+            return Err(RemoteError::new(format!(
+                "no answer within {timeout:?} (--remote-timeout)"
+            )))
+        }
+    };
+    let cache = caps.cache_capabilities.unwrap_or_default();
+    let digest = if cache.digest_functions.contains(&proto::BLAKE3) {
+        DigestFn::Blake3
+    } else if cache.digest_functions.contains(&proto::SHA256) || cache.digest_functions.is_empty() {
+        DigestFn::Sha256
+    } else {
+        return Err(RemoteError::new(format!(
+            "the server offers neither SHA256 nor BLAKE3 (digest functions {:?})",
+            cache.digest_functions
+        )));
+    };
+    let max_batch = match usize::try_from(cache.max_batch_total_size_bytes) {
+        Ok(0) | Err(_) => DEFAULT_BATCH,
+        Ok(n) => n,
+    };
+    Ok(Caps { digest, max_batch })
+}
+
 /// A unique-enough upload id (ByteStream wants a UUID; any unique string
 /// is accepted): the digest, the process and a counter.
 fn upload_id(d: &proto::Digest) -> String {
@@ -466,12 +543,23 @@ fn upload_id(d: &proto::Digest) -> String {
 
 impl krmgraph_cache::Remote for Reapi {
     fn fetch(&self, key: &Digest) -> Result<(Option<Hit>, Moved), RemoteError> {
+        let (mut hits, moved) = self.fetch_many(std::slice::from_ref(key))?;
+        Ok((hits.pop().flatten(), moved))
+    }
+
+    /// The action results at once (a few calls at a time), then one round
+    /// of blob reads for all of them and one of chunks: three round trips
+    /// however many keys.
+    fn fetch_many(&self, keys: &[Digest]) -> Result<(Vec<Option<Hit>>, Moved), RemoteError> {
         let caps = self.caps()?;
-        let Some(result) = self.block(self.get_result(caps, key))? else {
-            return Ok((None, Moved::default()));
-        };
-        let mut down = result.encoded_len() as u64;
-        let hit = mapping::read_record(caps.digest, &result, &mut |digests| {
+        let mut results = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(CONCURRENT) {
+            let gets = chunk.iter().map(|key| self.get_result(caps, key));
+            results.extend(self.block(futures_util::future::try_join_all(gets))?);
+        }
+        let found: Vec<proto::ActionResult> = results.iter().flatten().cloned().collect();
+        let mut down = found.iter().map(|r| r.encoded_len() as u64).sum::<u64>();
+        let mut read = mapping::read_records(caps.digest, &found, &mut |digests| {
             let blobs = self.block(self.read_blobs(caps, digests))?;
             down += blobs.iter().flatten().map(|b| b.len() as u64).sum::<u64>();
             // On the server: an edit's ancestors, which hold these
@@ -481,8 +569,13 @@ impl krmgraph_cache::Remote for Reapi {
                 present.extend(found.map(|(d, _)| d.clone()));
             }
             Ok(blobs)
-        })?;
-        Ok((hit, Moved { down, up: 0 }))
+        })?
+        .into_iter();
+        let hits = results
+            .iter()
+            .map(|result| result.as_ref().and_then(|_| read.next().flatten()))
+            .collect();
+        Ok((hits, Moved { down, up: 0 }))
     }
 
     fn upload(&self, uploads: &[Upload]) -> Result<Moved, RemoteError> {
@@ -514,7 +607,7 @@ impl krmgraph_cache::Remote for Reapi {
             present.extend(unknown);
         }
         // A few at once: servers limit concurrent calls.
-        for chunk in results.chunks(4) {
+        for chunk in results.chunks(CONCURRENT) {
             let puts = chunk
                 .iter()
                 .map(|(key, result)| self.put_result(caps, key, result.clone()));

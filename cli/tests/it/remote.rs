@@ -23,6 +23,55 @@ struct Server {
     url: String,
     /// nginx's document root: `cache/{ac,cas}/<hex>` under it.
     data: PathBuf,
+    /// The CA that signed the server's certificate (TLS servers).
+    ca: Option<PathBuf>,
+}
+
+impl Server {
+    /// The flags that name this server: the URL, and the CA to trust.
+    fn remote(&self) -> Vec<String> {
+        let mut args = vec!["--remote-cache".to_owned(), self.url.clone()];
+        if let Some(ca) = &self.ca {
+            args.extend(["--remote-tls-ca".to_owned(), ca.display().to_string()]);
+        }
+        args
+    }
+}
+
+/// A private CA (`ca.pem`) and a certificate it signed for 127.0.0.1
+/// (`server.pem`, `server.key`), made with the `openssl` CLI in `dir`;
+/// `None` (the test skips, with the reason) without `openssl`.
+fn certificates(test: &str, dir: &Path) -> Option<PathBuf> {
+    if !installed(test, "openssl", "KRMGRAPH_REQUIRE_OPENSSL") {
+        return None;
+    }
+    let certs = dir.join("certs");
+    std::fs::create_dir_all(&certs).unwrap();
+    std::fs::write(
+        certs.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n\
+         keyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    let ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+    let script = format!(
+        "set -e\n\
+         openssl req -x509 {ec} -keyout ca.key -out ca.pem -days 2 -subj '/CN=krmgraph test CA' \
+           -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign\n\
+         openssl req {ec} -keyout server.key -out server.csr -subj '/CN=127.0.0.1'\n\
+         openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile server.ext\n"
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script])
+        .current_dir(&certs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "openssl: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(certs)
 }
 
 impl Drop for Server {
@@ -72,21 +121,30 @@ fn wait_for_port(port: u16, child: &mut Child, what: &str) {
 
 /// BuildGrid with an in-memory CAS and action cache.
 fn buildgrid(test: &str, dir: &Path) -> Option<Server> {
-    buildgrid_with(test, dir, "!lru-storage &cas\n    size: 256M")
+    buildgrid_with(test, dir, "!lru-storage &cas\n    size: 256M", None)
 }
 
 /// BuildGrid with the CAS `storage` (a YAML tagged node named `&cas`)
-/// and an in-memory action cache.
-fn buildgrid_with(test: &str, dir: &Path, storage: &str) -> Option<Server> {
+/// and an in-memory action cache; with `certs` ([`certificates`]), over
+/// TLS (`grpcs://`).
+fn buildgrid_with(test: &str, dir: &Path, storage: &str, certs: Option<&Path>) -> Option<Server> {
     if !installed(test, "bgd", "KRMGRAPH_REQUIRE_BUILDGRID") {
         return None;
     }
     let port = free_port();
+    let channel = match certs {
+        Some(certs) => format!(
+            "insecure-mode: false\n    credentials:\n      tls-server-key: {}\n      tls-server-cert: {}",
+            certs.join("server.key").display(),
+            certs.join("server.pem").display()
+        ),
+        None => "insecure-mode: true".to_owned(),
+    };
     let config = dir.join("bgd.yml");
     std::fs::write(
         &config,
         format!(
-            "server:\n  - !channel\n    address: \"127.0.0.1:{port}\"\n    insecure-mode: true\n\
+            "server:\n  - !channel\n    address: \"127.0.0.1:{port}\"\n    {channel}\n\
              storages:\n  - {storage}\n\
              caches:\n  - !lru-action-cache &ac\n    storage: *cas\n    max-cached-refs: 100000\n    allow-updates: true\n    cache-failed-actions: false\n\
              instances:\n  - name: ''\n    services:\n      - !action-cache\n        cache: *ac\n      - !cas\n        storage: *cas\n      - !bytestream\n        storage: *cas\n"
@@ -102,16 +160,23 @@ fn buildgrid_with(test: &str, dir: &Path, storage: &str) -> Option<Server> {
         .spawn()
         .unwrap();
     wait_for_port(port, &mut child, "bgd");
+    let scheme = if certs.is_some() { "grpcs" } else { "grpc" };
     Some(Server {
         child,
-        url: format!("grpc://127.0.0.1:{port}"),
+        url: format!("{scheme}://127.0.0.1:{port}"),
         data: PathBuf::new(),
+        ca: certs.map(|c| c.join("ca.pem")),
     })
 }
 
 /// nginx as a Bazel HTTP cache (caching.md §1.4); with `auth`, writes
 /// need Basic auth as `ci:s3cret` (reads stay anonymous).
 fn nginx(test: &str, dir: &Path, auth: bool) -> Option<Server> {
+    nginx_with(test, dir, auth, None)
+}
+
+/// [`nginx`], over TLS (`https://`) with `certs` ([`certificates`]).
+fn nginx_with(test: &str, dir: &Path, auth: bool, certs: Option<&Path>) -> Option<Server> {
     if !installed(test, "nginx", "KRMGRAPH_REQUIRE_NGINX") {
         return None;
     }
@@ -126,13 +191,21 @@ fn nginx(test: &str, dir: &Path, auth: bool) -> Option<Server> {
     } else {
         ""
     };
+    let tls = match certs {
+        Some(certs) => format!(
+            " ssl;\n    ssl_certificate {};\n    ssl_certificate_key {}",
+            certs.join("server.pem").display(),
+            certs.join("server.key").display()
+        ),
+        None => String::new(),
+    };
     std::fs::write(
         prefix.join("nginx.conf"),
         format!(
             "daemon off;\nmaster_process off;\nworker_processes 1;\npid nginx.pid;\n\
              error_log logs/error.log;\nevents {{ worker_connections 64; }}\n\
              http {{\n  access_log logs/access.log;\n  client_body_temp_path tmp;\n\
-             server {{\n    listen 127.0.0.1:{port};\n    location /cache/ {{\n      root data;\n\
+             server {{\n    listen 127.0.0.1:{port}{tls};\n    location /cache/ {{\n      root data;\n\
              dav_methods PUT DELETE;\n      create_full_put_path on;\n      client_max_body_size 1G;\n      {auth}\n    }}\n  }}\n}}\n"
         ),
     )
@@ -146,10 +219,12 @@ fn nginx(test: &str, dir: &Path, auth: bool) -> Option<Server> {
         .spawn()
         .unwrap();
     wait_for_port(port, &mut child, "nginx");
+    let scheme = if certs.is_some() { "https" } else { "http" };
     Some(Server {
         child,
-        url: format!("http://127.0.0.1:{port}/cache"),
+        url: format!("{scheme}://127.0.0.1:{port}/cache"),
         data: prefix.join("data").join("cache"),
+        ca: certs.map(|c| c.join("ca.pem")),
     })
 }
 
@@ -268,7 +343,8 @@ fn setup(dir: &Path) -> (PathBuf, PathBuf) {
 /// the untouched subtrees from the remote and equals an uncached render.
 fn shares_between_checkouts(server: &Server, dir: &Path) {
     let (source, counter) = setup(dir);
-    let remote = ["--remote-cache", server.url.as_str()];
+    let remote = server.remote();
+    let remote: Vec<&str> = remote.iter().map(String::as_str).collect();
     let one = Checkout::new(dir, "one", &source);
     let (ok, first_log, runs) = one.render(&counter, &remote);
     assert!(ok && runs == 4, "{first_log}");
@@ -297,13 +373,32 @@ fn shares_between_checkouts(server: &Server, dir: &Path) {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n    name: a-c-cm\ndata:\n    k: 'edited'\n";
     std::fs::write(three.pkg().join("a/c/cm.yaml"), edited).unwrap();
     let uncached = Checkout::new(dir, "uncached", &three.pkg());
+    let asked_before = action_gets(server);
     let (ok, log, runs) = three.render(&counter, &[&remote[..], &["--explain"]].concat());
     assert!(ok, "{log}");
     assert_eq!(runs, 4 + 3, "{log}");
     assert!(log.contains("[EXPLAIN] pkg/b replayed whole"), "{log}");
+    // `a` and `b` were asked for together; `a`, a miss then, is not
+    // asked for again when its lookup comes.
+    let mut asked = action_gets(server)[asked_before.len()..].to_vec();
+    let all = asked.len();
+    asked.sort();
+    asked.dedup();
+    assert_eq!(asked.len(), all, "an action result was asked for twice");
     let (ok, _, _) = uncached.render(&counter, &["--no-cache"]);
     assert!(ok);
     assert_eq!(files(&three.pkg()), files(&uncached.pkg()));
+}
+
+/// The action results nginx was asked for so far (its access log), in
+/// order; nothing for other servers.
+fn action_gets(server: &Server) -> Vec<String> {
+    let log = server.data.join("../../logs/access.log");
+    let log = std::fs::read_to_string(log).unwrap_or_default();
+    log.lines()
+        .filter_map(|l| l.split("\"GET /cache/ac/").nth(1))
+        .map(|rest| rest.split(' ').next().unwrap_or_default().to_owned())
+        .collect()
 }
 
 #[test]
@@ -565,7 +660,7 @@ fn buildgrid_results_without_their_blobs_are_misses() {
     let test = "buildgrid_results_without_their_blobs_are_misses";
     let cas_dir = dir.path().join("bgd-cas");
     let storage = format!("!disk-storage &cas\n    path: {}", cas_dir.display());
-    let Some(server) = buildgrid_with(test, dir.path(), &storage) else {
+    let Some(server) = buildgrid_with(test, dir.path(), &storage, None) else {
         return;
     };
     let (source, counter) = setup(dir.path());
@@ -595,4 +690,66 @@ fn buildgrid_results_without_their_blobs_are_misses() {
     assert_eq!(files(&one.pkg()), files(&two.pkg()));
     assert_eq!(kpt_log(&log), kpt_log(&first_log));
     assert_eq!(two.results(), one.results());
+}
+
+#[test]
+fn nginx_over_https_with_a_private_ca() {
+    let dir = tempfile::tempdir().unwrap();
+    let test = "nginx_over_https_with_a_private_ca";
+    let Some(certs) = certificates(test, dir.path()) else {
+        return;
+    };
+    let Some(server) = nginx_with(test, dir.path(), false, Some(&certs)) else {
+        return;
+    };
+    shares_between_checkouts(&server, dir.path());
+}
+
+#[test]
+fn buildgrid_over_grpcs_with_a_private_ca() {
+    let dir = tempfile::tempdir().unwrap();
+    let test = "buildgrid_over_grpcs_with_a_private_ca";
+    let Some(certs) = certificates(test, dir.path()) else {
+        return;
+    };
+    let storage = "!lru-storage &cas\n    size: 256M";
+    let Some(server) = buildgrid_with(test, dir.path(), storage, Some(&certs)) else {
+        return;
+    };
+    shares_between_checkouts(&server, dir.path());
+}
+
+/// A TLS server whose certificate the system does not trust (no
+/// `--remote-tls-ca`): one warning, nothing read or written, the render
+/// is the render.
+#[test]
+fn an_untrusted_certificate_is_a_miss_with_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let test = "an_untrusted_certificate_is_a_miss_with_one_warning";
+    let Some(certs) = certificates(test, dir.path()) else {
+        return;
+    };
+    let (source, counter) = setup(dir.path());
+    let baseline = Checkout::new(dir.path(), "baseline", &source);
+    assert!(baseline.render(&counter, &["--no-cache"]).0);
+    let storage = "!lru-storage &cas\n    size: 256M";
+    let servers = [
+        nginx_with(test, dir.path(), false, Some(&certs)),
+        buildgrid_with(test, dir.path(), storage, Some(&certs)),
+    ];
+    for server in servers.iter().flatten() {
+        let name = server.url.split(':').next().unwrap();
+        let checkout = Checkout::new(dir.path(), name, &source);
+        let (ok, log, _) = checkout.render(&counter, &["--remote-cache", &server.url]);
+        assert!(ok, "{log}");
+        assert_eq!(log.matches("[WARN] krmgraph").count(), 1, "{name}: {log}");
+        assert!(log.to_lowercase().contains("certificate"), "{name}: {log}");
+        assert_eq!(files(&baseline.pkg()), files(&checkout.pkg()));
+    }
+    if let Some(nginx) = &servers[0] {
+        assert!(
+            files(&nginx.data).is_empty(),
+            "an untrusted server got uploads"
+        );
+    }
 }

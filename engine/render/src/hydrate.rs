@@ -165,6 +165,9 @@ impl<'a> Hydrator<'a> {
         self.packages += 1;
         let subs = direct_subpackages(&pkg.dir)?;
         let mut rendered = Vec::with_capacity(subs.len() + 1);
+        if let Some(cache) = self.cache.filter(|_| subs.len() > 1) {
+            cache.prefetch_subtrees(&subs, &self.root_parent);
+        }
         if self.jobs > 1 && subs.len() > 1 {
             let this = &*self;
             let mut runs: Vec<(usize, Recorded<Resources>)> = self

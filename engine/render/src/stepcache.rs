@@ -58,7 +58,7 @@ use krmgraph_fn::memos::Memos;
 use krmgraph_fn::FunctionRunner;
 use krmgraph_package::kptfile::validate::clean_path;
 use krmgraph_package::kptfile::{Function, Selector};
-use krmgraph_package::Package;
+use krmgraph_package::{display_path, Package};
 use krmgraph_yaml::Node;
 
 /// The key schema: bump it when what a step or subtree key covers, or what
@@ -971,6 +971,21 @@ impl<'a> StepCache<'a> {
             .ok()?
             .insert(dir.to_path_buf(), key);
         key
+    }
+
+    /// Tells the store the subtree records of the packages at `dirs` (a
+    /// package's subpackages) are about to be looked up, so that a remote
+    /// behind it is asked for all of them at once rather than one sibling
+    /// after another. Nothing when lookups are off.
+    pub fn prefetch_subtrees(&self, dirs: &[PathBuf], root_parent: &Path) {
+        if self.verify || !self.enabled() {
+            return;
+        }
+        let keys: Vec<Digest> = dirs
+            .iter()
+            .filter_map(|dir| self.subtree_key_at(dir, &display_path(dir, root_parent)))
+            .collect();
+        self.store.prefetch_shared(&keys);
     }
 
     /// Whether the store holds a record under `key`; its blobs are not
