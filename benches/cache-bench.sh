@@ -14,7 +14,8 @@
 # with wall time and peak memory (/usr/bin/time). RUNS=N (default 1)
 # renders cold N times, each on a fresh copy with an empty cache, and the
 # median counts (the issue-35 runs use RUNS=3: one cold render of a second
-# moves by 10-20 % from the next).
+# moves by 10-20 % from the next). KRMGRAPH_BIN=PATH measures that binary
+# (an earlier build, for a before/after pair) instead of this tree's.
 #
 # Usage: benches/cache-bench.sh [--builtins] [--no-kpt] [--foot-comment] [--dir DIR] [fanout depth resources]
 # (default 4 4 20: 341 packages, 6,820 resources, every Kptfile running the
@@ -43,7 +44,7 @@ work=$(mktemp -d "$dir/cache-bench.XXXXXX")
 echo "work directory: $work ($(df --output=fstype "$work" | tail -1))"
 trap 'rm -rf "$work"' EXIT
 # A copy, so that a rebuild during the run cannot pull the binary away.
-cp $bin/krmgraph "$work/krmgraph-bin"
+cp "${KRMGRAPH_BIN:-$bin/krmgraph}" "$work/krmgraph-bin"
 krmgraph=$work/krmgraph-bin
 export KRMGRAPH_CACHE_DIR="$work/cache"
 . benches/monorepo-fns.sh

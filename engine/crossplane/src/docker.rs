@@ -332,6 +332,19 @@ async fn labelled(docker: &Docker) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Set once [`clean_on_interrupt`] has a signal, before it stops anything.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Never returns once an interrupt is being handled: stopping the
+/// containers ends their calls, and the render that sees those calls fail
+/// must not exit first (with 1, leaving containers behind) — the handler
+/// exits when it is done.
+pub async fn wait_if_interrupted() {
+    if INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst) {
+        std::future::pending::<()>().await;
+    }
+}
+
 /// Cleans up every container of this process on SIGINT or SIGTERM, then
 /// exits as a shell reports the signal (130 or 143).
 pub async fn clean_on_interrupt(docker: Docker) {
@@ -346,6 +359,7 @@ pub async fn clean_on_interrupt(docker: Docker) {
         _ = int.recv() => 130,
         _ = term.recv() => 143,
     };
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
     let mut live: Vec<(String, Cleanup)> = LIVE.lock().map(|l| l.clone()).unwrap_or_default();
     // A container whose create was in flight carries the label but is not
     // registered yet: remove it too.

@@ -155,6 +155,7 @@ pub fn run(options: &Options) -> Result<Outcome, Error> {
             .buffered(options.jobs.max(1))
             .collect()
             .await;
+        docker::wait_if_interrupted().await;
         if let Some(docker) = &docker {
             for s in &started {
                 docker::clean(docker, &s.id, s.cleanup).await;
